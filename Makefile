@@ -1,0 +1,28 @@
+# dnabird: `make test` and (later) `make demo` do all set-up on a fresh machine with only Python.
+PYTHON ?= python3
+VENV ?= .venv
+# Choose your torch build, e.g. TORCH_SPEC='torch --index-url <a CUDA wheel index>' on a GPU machine.
+# The default resolves to a CPU wheel on machines without a GPU.
+TORCH_SPEC ?= torch==2.13.0
+PYTEST_ARGS ?=
+
+BIN := $(VENV)/bin
+
+.PHONY: install test lint
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH_SPEC)
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+lint: install
+	$(BIN)/ruff check dnabird tests benchmarks
+
+test: lint
+	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -1,0 +1,53 @@
+"""The `dnabird` command: a thin argparse tree over the library.
+
+Each subcommand lives in `dnabird/commands/<name>.py` and exposes
+`register(subparsers)`, which adds its parser and sets `func` to a callable taking
+the parsed arguments. No logic lives here or there beyond parsing and calling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from dnabird import __version__
+from dnabird.errors import DnabirdError
+
+COMMAND_MODULES = (
+    "dnabird.commands.info",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dnabird",
+        description="Long-range DNA language modelling with block-sparse BigBird attention.",
+    )
+    parser.add_argument("--version", action="version", version=f"dnabird {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars, warnings only")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except DnabirdError as err:
+        print(f"dnabird: error: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One module per `dnabird` subcommand; see `dnabird.cli`."""

@@ -1,0 +1,57 @@
+"""Every exception dnabird raises on purpose, in one module.
+
+Messages name what is at fault (the parameter, file, line or record), what was
+expected and what was received, so a user can fix the input without reading code.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class DnabirdError(Exception):
+    """Base class of all dnabird errors."""
+
+
+class ParameterError(DnabirdError, ValueError):
+    """A function or config parameter has a value outside what is allowed."""
+
+    def __init__(self, name: str, value: object, expected: str):
+        self.name, self.value, self.expected = name, value, expected
+        super().__init__(f"{name}={value!r} is invalid: expected {expected}")
+
+
+class ConfigError(DnabirdError, ValueError):
+    """A configuration file or mapping is malformed (unknown key, wrong type, …)."""
+
+
+class InputFormatError(DnabirdError, ValueError):
+    """An input file does not parse; the message names the file and the line or record."""
+
+    def __init__(self, message: str, *, path: str | os.PathLike | None = None,
+                 line: int | None = None, record: str | None = None):
+        self.path, self.line, self.record = path, line, record
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if record is not None:
+            where.append(f"record {record!r}")
+        super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
+
+
+class ChecksumError(DnabirdError):
+    """A downloaded or cached file does not match its recorded digest."""
+
+
+class CheckpointError(DnabirdError):
+    """A checkpoint directory is missing, corrupt or does not match the model."""
+
+
+class BackendUnavailableError(DnabirdError, RuntimeError):
+    """An explicitly requested compute backend cannot run this input; lists the reasons."""
+
+    def __init__(self, backend: str, reasons: list[str]):
+        self.backend, self.reasons = backend, list(reasons)
+        super().__init__(f"attention backend {backend!r} cannot run this call: " + "; ".join(reasons))
