@@ -55,3 +55,7 @@ class BackendUnavailableError(DnabirdError, RuntimeError):
     def __init__(self, backend: str, reasons: list[str]):
         self.backend, self.reasons = backend, list(reasons)
         super().__init__(f"attention backend {backend!r} cannot run this call: " + "; ".join(reasons))
+
+
+class NonFiniteLossError(DnabirdError, FloatingPointError):
+    """The training loss became NaN or infinite; the message names the step and the last good checkpoint."""

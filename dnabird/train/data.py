@@ -1,0 +1,70 @@
+"""Step-sliced data: which examples each rank reads at each optimizer step.
+
+A dataset is addressed by a global example index; step `s` consumes indices
+`[s * global_batch, (s + 1) * global_batch)`. Rank `r` of `W` reads the contiguous `r`-th slice of
+that range, cut into micro-batches. The order depends only on the dataset's own seed and the global
+batch — not on workers or ranks — and resuming at step `s` starts there in O(1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import torch
+from torch.utils.data import DataLoader, Sampler
+
+from dnabird.errors import ParameterError
+
+
+def rank_slice(step: int, global_batch: int, rank: int, world_size: int) -> range:
+    """Global example indices rank `rank` reads at optimizer step `step`."""
+    if global_batch % world_size:
+        raise ParameterError("global_batch_size", global_batch, f"a multiple of the world size {world_size}")
+    per_rank = global_batch // world_size
+    start = step * global_batch + rank * per_rank
+    return range(start, start + per_rank)
+
+
+class _MicroBatchSampler(Sampler):
+    """Yields this rank's micro-batches (lists of indices) for steps `start_step` … `stop_step - 1`."""
+
+    def __init__(self, start_step: int, stop_step: int, global_batch: int, micro_batch: int,
+                 rank: int, world_size: int):
+        self.start_step, self.stop_step = start_step, stop_step
+        self.global_batch, self.micro_batch = global_batch, micro_batch
+        self.rank, self.world_size = rank, world_size
+
+    def __iter__(self) -> Iterator[list[int]]:
+        for step in range(self.start_step, self.stop_step):
+            indices = rank_slice(step, self.global_batch, self.rank, self.world_size)
+            for i in range(0, len(indices), self.micro_batch):
+                yield list(indices[i:i + self.micro_batch])
+
+    def __len__(self) -> int:
+        return (self.stop_step - self.start_step) * (self.global_batch // self.world_size // self.micro_batch)
+
+
+def accumulation_steps(global_batch: int, micro_batch: int, world_size: int) -> int:
+    """Micro-batches per rank per optimizer step; the global batch must split evenly."""
+    if global_batch % (micro_batch * world_size):
+        raise ParameterError("global_batch_size", global_batch,
+                             f"a multiple of micro_batch_size × world size = {micro_batch} × {world_size}")
+    return global_batch // (micro_batch * world_size)
+
+
+def step_batches(dataset, *, start_step: int, stop_step: int, global_batch: int, micro_batch: int,
+                 rank: int, world_size: int, collate_fn: Callable, num_workers: int = 0,
+                 ) -> Iterator[list[dict[str, torch.Tensor]]]:
+    """One list of this rank's collated micro-batches per optimizer step, from `start_step` on."""
+    accum = accumulation_steps(global_batch, micro_batch, world_size)
+    sampler = _MicroBatchSampler(start_step, stop_step, global_batch, micro_batch, rank, world_size)
+    # an own generator: a DataLoader otherwise draws its worker seed from global RNG, which would
+    # shift dropout masks after a resume
+    loader = DataLoader(dataset, batch_sampler=sampler, collate_fn=collate_fn, num_workers=num_workers,
+                        generator=torch.Generator().manual_seed(0))
+    group: list = []
+    for batch in loader:
+        group.append(batch)
+        if len(group) == accum:
+            yield group
+            group = []

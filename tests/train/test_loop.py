@@ -1,0 +1,103 @@
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from dnabird.errors import CheckpointError, NonFiniteLossError
+from dnabird.train import TrainConfig, train
+from dnabird.train.loop import LossOutput
+from tests.train.standin import StandinDataset, StandinModel, collate, run
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(__file__).with_name("standin.py")
+
+
+def _losses(out_dir: Path) -> list[float]:
+    return [json.loads(line)["loss"] for line in (out_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+def _script(*args, **kwargs) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, str(SCRIPT), *map(str, args)], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+def test_run_writes_checkpoints_metrics_plot_and_config(tmp_path):
+    records = run(tmp_path, steps=5, checkpoint_every=2)
+    assert [r["step"] for r in records] == [1, 2, 3, 4, 5]
+    assert {"loss", "lr", "acc", "tokens_per_s", "grad_norm"} <= set(records[0])
+    # keep_last=2 of the checkpoints at steps 2, 4 and 5 (the end)
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step_00000004", "step_00000005"]
+    assert (tmp_path / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads((tmp_path / "run.json").read_text())
+    assert saved["train"]["seed"] == 3 and saved["train"]["max_steps"] == 5
+
+
+def test_training_reduces_the_loss(tmp_path):
+    records = run(tmp_path, steps=40, dropout=0.0, checkpoint_every=40, lr=3e-2)
+    first, last = sum(r["loss"] for r in records[:5]) / 5, sum(r["loss"] for r in records[-5:]) / 5
+    assert last < 0.8 * first
+
+
+def test_sigkill_mid_run_then_resume_gives_bit_identical_losses(tmp_path):
+    reference = tmp_path / "uninterrupted"
+    assert _script(reference, "--steps", 7).wait(timeout=120) == 0
+    killed = tmp_path / "killed"
+    proc = _script(killed, "--steps", 7, "--block-at-step", 5)
+    deadline = time.time() + 120
+    while not (killed / "blocked").exists():        # stalls while fetching step 6's data
+        assert proc.poll() is None and time.time() < deadline, proc.stderr.read().decode()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert len(_losses(killed)) == 5                 # step 5 logged but only step 4 checkpointed
+    assert _script(killed, "--steps", 7, "--resume").wait(timeout=120) == 0
+    assert _losses(killed) == _losses(reference)     # exact float equality, steps 1-7
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(CheckpointError, match="no checkpoint to resume from"):
+        run(tmp_path, steps=2, resume=True)
+
+
+def test_corrupt_or_missing_checkpoint_files_are_clear_errors(tmp_path):
+    run(tmp_path, steps=2)
+    ckpt = tmp_path / "checkpoints" / "step_00000002"
+    (ckpt / "optimizer.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(CheckpointError, match="optimizer.safetensors: corrupt"):
+        run(tmp_path, steps=3, resume=True)
+    (ckpt / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match="model.safetensors: file is missing"):
+        run(tmp_path, steps=3, resume=True)
+
+
+def test_resume_with_a_changed_model_names_the_tensor(tmp_path):
+    run(tmp_path, steps=2)
+    config = TrainConfig(out_dir=str(tmp_path), max_steps=3, global_batch_size=8, micro_batch_size=2,
+                         progress=False)
+    wider = torch.nn.Sequential(torch.nn.Linear(3, 4))
+    with pytest.raises(CheckpointError, match="'0.weight' is missing"):
+        train(wider, None, StandinDataset(), config, collate_fn=collate, resume=True)
+
+
+def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_path):
+    run(tmp_path, steps=2)
+    good = (tmp_path / "checkpoints" / "step_00000002" / "model.safetensors").read_bytes()
+
+    def poisoned(model, batch, step):
+        loss = torch.nn.functional.cross_entropy(model(batch["ids"]), batch["label"])
+        return LossOutput(loss * (math.nan if step == 3 else 1.0), batch["ids"].numel())
+
+    config = TrainConfig(out_dir=str(tmp_path), max_steps=6, global_batch_size=8, micro_batch_size=2,
+                         checkpoint_every=1, progress=False)
+    with pytest.raises(NonFiniteLossError, match=r"loss is nan at step 4.*step_00000003"):
+        train(StandinModel(), poisoned, StandinDataset(), config, collate_fn=collate, resume=True)
+    assert (tmp_path / "checkpoints" / "step_00000002" / "model.safetensors").read_bytes() == good
+    assert not (tmp_path / "checkpoints" / "step_00000004").exists()
