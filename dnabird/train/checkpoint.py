@@ -1,7 +1,7 @@
 """Training checkpoints: one directory per step, written atomically, the last K kept, no pickle.
 
 Layout of `<run>/checkpoints/step_00001000/`:
-  model files        written by the caller's `save_model(model, dir)` (default: `model.safetensors`)
+  model/             written by the caller's `save_model(model, dir)` (default: `model/model.safetensors`)
   optimizer.safetensors + optimizer.json   optimizer tensors, and its param groups / scalars as JSON
   rng_rank<R>.safetensors                  torch RNG states of each rank
   train_state.json                         step (= data position), schedule inputs, free-form extras
@@ -29,10 +29,12 @@ log = logging.getLogger(__name__)
 
 PREFIX = "step_"
 TRAIN_STATE = "train_state.json"
+MODEL_DIR = "model"
 
 
 def save_model_safetensors(model: torch.nn.Module, directory: Path) -> None:
-    """Default model writer: the state dict as `model.safetensors`."""
+    """Default model writer: the state dict as `directory/model.safetensors`."""
+    directory.mkdir(parents=True, exist_ok=True)
     safetensors.torch.save_model(model, str(directory / "model.safetensors"))
 
 
@@ -79,7 +81,7 @@ def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.O
     distributed.barrier(ctx)
     safetensors.torch.save_file(_rng_state(), str(tmp / f"rng_rank{ctx.rank}.safetensors"))
     if ctx.is_main:
-        save_model(model, tmp)
+        save_model(model, tmp / MODEL_DIR)
         tensors, meta = _flatten_optimizer(optimizer.state_dict())
         safetensors.torch.save_file(tensors, str(tmp / "optimizer.safetensors"))
         (tmp / "optimizer.json").write_text(json.dumps(meta))
@@ -107,7 +109,7 @@ def load(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, *
         meta = json.loads((path / "optimizer.json").read_text())
     except (OSError, json.JSONDecodeError) as err:
         raise CheckpointError(f"{path}: unreadable checkpoint metadata ({err})") from err
-    load_model(model, path)
+    load_model(model, path / MODEL_DIR)
     tensors = _read_safetensors(path / "optimizer.safetensors")
     optimizer.load_state_dict(_unflatten_optimizer(tensors, meta))
     rng_file = path / f"rng_rank{ctx.rank}.safetensors"

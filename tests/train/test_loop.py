@@ -73,7 +73,7 @@ def test_corrupt_or_missing_checkpoint_files_are_clear_errors(tmp_path):
     (ckpt / "optimizer.safetensors").write_bytes(b"not a safetensors file")
     with pytest.raises(CheckpointError, match="optimizer.safetensors: corrupt"):
         run(tmp_path, steps=3, resume=True)
-    (ckpt / "model.safetensors").unlink()
+    (ckpt / "model" / "model.safetensors").unlink()
     with pytest.raises(CheckpointError, match="model.safetensors: file is missing"):
         run(tmp_path, steps=3, resume=True)
 
@@ -89,7 +89,7 @@ def test_resume_with_a_changed_model_names_the_tensor(tmp_path):
 
 def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_path):
     run(tmp_path, steps=2)
-    good = (tmp_path / "checkpoints" / "step_00000002" / "model.safetensors").read_bytes()
+    good = (tmp_path / "checkpoints" / "step_00000002" / "model" / "model.safetensors").read_bytes()
 
     def poisoned(model, batch, step):
         loss = torch.nn.functional.cross_entropy(model(batch["ids"]), batch["label"])
@@ -99,5 +99,5 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_p
                          checkpoint_every=1, progress=False)
     with pytest.raises(NonFiniteLossError, match=r"loss is nan at step 4.*step_00000003"):
         train(StandinModel(), poisoned, StandinDataset(), config, collate_fn=collate, resume=True)
-    assert (tmp_path / "checkpoints" / "step_00000002" / "model.safetensors").read_bytes() == good
+    assert (tmp_path / "checkpoints" / "step_00000002" / "model" / "model.safetensors").read_bytes() == good
     assert not (tmp_path / "checkpoints" / "step_00000004").exists()
