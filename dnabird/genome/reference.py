@@ -233,7 +233,8 @@ def _index_problem(path: Path, index) -> tuple[int | None, str] | None:
             if not header.startswith(b">") or header[1:].split()[:1] != [name.encode()] \
                     or header[1:2].isspace():
                 line = _line_number(handle, header_start)
-                return line, f"header {header.decode(errors='replace')!r} does not name record {name!r}"
+                shown = header.decode(errors="replace")
+                return line, f"malformed FASTA header {shown!r}: expected '>{name}', the name right after '>'"
             if previous_end is not None and header_start != previous_end:
                 return None, f"record {name!r} does not start where the previous record ends"
             if record.rlen > record.lenc:
