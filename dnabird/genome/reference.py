@@ -143,6 +143,13 @@ class Genome:
     def close(self) -> None:
         self._faidx.close()
 
+    def __getstate__(self) -> dict:
+        """Pickle by path (e.g. into DataLoader workers); the copy reopens the file."""
+        return {"path": self.path, "soft_mask": self.soft_mask, "rebuild_index": self.rebuild_index}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], soft_mask=state["soft_mask"], rebuild_index=state["rebuild_index"])
+
     def __enter__(self) -> Genome:
         return self
 

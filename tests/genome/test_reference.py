@@ -1,8 +1,10 @@
+import gzip
 import os
+import pickle
 import random
 
 import pytest
-from Bio import SeqIO
+from Bio import SeqIO, bgzf
 from Bio.Seq import Seq
 
 from dnabird.errors import InputFormatError, ParameterError
@@ -186,3 +188,18 @@ def test_index_missing_an_appended_record_is_stale(tmp_path):
     os.utime(path, (1_000_000_000, 1_000_000_000))
     assert Genome(path).contigs == ["chr1", "chr2"]
     assert index.read_text().count("\n") == 2
+
+
+def test_bgzip_fasta_reads_and_plain_gzip_is_refused(tmp_path):
+    with bgzf.BgzfWriter(str(tmp_path / "genome.fa.gz"), "wb") as handle:
+        handle.write(FASTA.encode())
+    assert Genome(tmp_path / "genome.fa.gz").fetch("chr1", 6, 12, "-").sequence == "acgtAC"
+    (tmp_path / "plain.fa.gz").write_bytes(gzip.compress(FASTA.encode()))
+    with pytest.raises(InputFormatError, match=r"plain\.fa\.gz.*bgzip"):
+        Genome(tmp_path / "plain.fa.gz")
+
+
+def test_pickles_by_path(tmp_path):
+    genome = Genome(write(tmp_path, FASTA), soft_mask="upper")
+    copy = pickle.loads(pickle.dumps(genome))
+    assert copy.soft_mask == "upper" and copy.fetch("chr1", 8, 12).sequence == "ACGT"
