@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import importlib.metadata
+import io
 import json
 import logging
 import os
@@ -264,7 +265,8 @@ def _write_part(genome: Genome, chrom: str, pass_index: int, config: CorpusConfi
     stats = {"config": config.to_dict(), "contig_bp": genome.length(chrom), "documents": 0, "sentences": 0,
              "bp": 0, "skipped_too_many_n": 0, "skipped_too_many_n_bp": 0}
     temporary = part.with_name(part.name + ".tmp")
-    with gzip.open(temporary, "wt", compresslevel=1) as handle:
+    with open(temporary, "wb") as raw, io.TextIOWrapper(
+            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0)) as handle:  # same bytes each run
         in_document = target = 0
         for first in range(0, len(starts), _FETCH_SENTENCES):
             last = min(first + _FETCH_SENTENCES, len(starts)) - 1

@@ -119,6 +119,8 @@ def test_reproducible_and_each_part_recomputable_alone(built, tmp_path):
     fasta, out, _ = built
     again = tmp_path / "again"
     build_corpus(fasta, again, CorpusConfig(passes=2, seed=5, contigs=("chr2",), held_out=()), progress=False)
+    for part in corpus_parts(again, "train"):
+        assert part.read_bytes() == (out / "train" / part.name).read_bytes()
     full = sentences_by_part(out, "train")
     assert sentences_by_part(again, "train") == {key: rows for key, rows in full.items() if key[1] == "chr2"}
     other = tmp_path / "other"
