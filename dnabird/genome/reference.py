@@ -170,12 +170,19 @@ def _open_indexed(path: Path, rebuild_index: bool) -> pyfaidx.Faidx:
     if index_path.exists() and path.stat().st_mtime > index_path.stat().st_mtime and not rebuild_index:
         raise InputFormatError(f"index is older than the FASTA {path}; delete it to rebuild", path=index_path)
     had_index = index_path.exists()
-    faidx = _faidx(path)
-    if path.suffix in (".gz", ".bgz"):
-        return faidx
-    problem = _index_problem(path, faidx.index)
+    try:
+        faidx = _faidx(path)
+    except InputFormatError as err:
+        if not had_index or err.line is not None:
+            raise
+        faidx, problem = None, (None, f"unreadable: {err.__cause__}")  # the index, not the FASTA, may be broken
+    else:
+        if path.suffix in (".gz", ".bgz"):
+            return faidx
+        problem = _index_problem(path, faidx.index)
     if problem and had_index:
-        faidx.close()
+        if faidx is not None:
+            faidx.close()
         if not rebuild_index:
             raise InputFormatError(f"index does not match the FASTA {path} ({problem[1]}); delete it to "
                                    "rebuild", path=index_path)

@@ -203,3 +203,14 @@ def test_pickles_by_path(tmp_path):
     genome = Genome(write(tmp_path, FASTA), soft_mask="upper")
     copy = pickle.loads(pickle.dumps(genome))
     assert copy.soft_mask == "upper" and copy.fetch("chr1", 8, 12).sequence == "ACGT"
+
+
+@pytest.mark.parametrize("rebuild_index", [True, False])
+def test_corrupt_index_is_rebuilt_or_reported(tmp_path, rebuild_index):
+    path = write(tmp_path, FASTA)
+    (tmp_path / "genome.fa.fai").write_text("chr1\tnot-a-number\n")
+    if rebuild_index:
+        assert Genome(path).fetch("chr2", 0, 4).sequence == "GGCC"
+    else:
+        with pytest.raises(InputFormatError, match=r"genome\.fa\.fai.*unreadable: not enough values"):
+            Genome(path, rebuild_index=False)
