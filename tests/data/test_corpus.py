@@ -232,6 +232,12 @@ def test_config_validation(field, value):
         CorpusConfig(**{field: value})
 
 
+def test_config_round_trips_through_a_plain_mapping():
+    config = CorpusConfig(passes=3, contigs=["chr1", "2"], held_out=["chr2"])
+    assert config.to_dict()["contigs"] == ["chr1", "2"]
+    assert CorpusConfig(**json.loads(json.dumps(config.to_dict()))) == config
+
+
 def write_part(tmp_path, lines):
     path = tmp_path / "part-00-chr1.tsv.gz"
     with gzip.open(path, "wt") as handle:
