@@ -34,16 +34,19 @@ def register(subparsers) -> None:
                     "separate split. An interrupted run resumes from its completed parts.")
     parser.add_argument("--fasta", required=True, help="reference genome FASTA (plain or bgzip)")
     parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--passes", type=int, default=_DEFAULTS.passes, help="passes with new cut points")
+    parser.add_argument("--passes", type=int, default=_DEFAULTS.passes,
+                        help="passes with new cut points (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=_DEFAULTS.seed, help="base seed")
     parser.add_argument("--contigs", nargs="+", default=None, metavar="NAME",
                         help="contigs to use (default: chr1-22, X, Y present in the FASTA)")
     parser.add_argument("--held-out", nargs="*", default=list(_DEFAULTS.held_out), metavar="NAME",
                         help="contigs for the held-out split (default: %(default)s)")
     parser.add_argument("--sentence-bp", nargs=2, type=int, metavar=("MIN", "MAX"),
-                        default=(_DEFAULTS.min_sentence_bp, _DEFAULTS.max_sentence_bp))
+                        default=(_DEFAULTS.min_sentence_bp, _DEFAULTS.max_sentence_bp),
+                        help="sentence length range in bp (default: %(default)s)")
     parser.add_argument("--document-sentences", nargs=2, type=int, metavar=("MIN", "MAX"),
-                        default=(_DEFAULTS.min_document_sentences, _DEFAULTS.max_document_sentences))
+                        default=(_DEFAULTS.min_document_sentences, _DEFAULTS.max_document_sentences),
+                        help="sentences per document (default: %(default)s)")
     parser.add_argument("--max-offset-bp", type=int, default=_DEFAULTS.max_offset_bp,
                         help="each pass starts at a random offset up to this")
     parser.add_argument("--max-n-fraction", type=float, default=_DEFAULTS.max_n_fraction,
