@@ -1,0 +1,24 @@
+"""`dnabird pretrain --config STAGE.yaml [--resume] [key.sub=value …]`: MLM + NSP pretraining.
+
+Under torchrun it trains on every process (DDP); see `dnabird.train.distributed` for the launch lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def run(args: argparse.Namespace) -> int:
+    from dnabird.pretraining.recipe import load_config, pretrain
+
+    pretrain(load_config(args.config, args.overrides), resume=args.resume)
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("pretrain", help="pretrain an encoder with MLM + NSP on token shards")
+    parser.add_argument("--config", required=True, help="pretraining YAML (keys of PretrainConfig)")
+    parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
+    parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
+                        help="override config values, e.g. train.max_steps=1000 train.lr=2e-4")
+    parser.set_defaults(func=run)

@@ -1,0 +1,154 @@
+"""The pretraining recipe: tokenizer + shards + a model preset -> `train(...)` -> checkpoints and a
+held-out report. `dnabird pretrain` and the pipeline's `pretrain` stage both call `pretrain(config)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dnabird.data.pretraining import PretrainingExamples, collate
+from dnabird.errors import CheckpointError, ConfigError, ParameterError
+from dnabird.pretraining.evaluate import format_report, heldout_report, write_json
+from dnabird.pretraining.objective import mlm_nsp_loss
+from dnabird.train import TrainConfig, checkpoint, distributed, train
+from dnabird.train.loop import seed_everything
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PretrainConfig:
+    """Settings of one pretraining run (the keys of a `pretrain:` section or a `--config` YAML).
+
+    model: preset name (`bigbird-base` or `tiny`); model_overrides: `EncoderConfig` fields to change
+        (vocab_size always comes from the tokenizer).
+    tokenizer, train_shards, heldout_shards: paths; inside `dnabird run` null means "from the
+        tokenizer and shards stages".
+    max_length: tokens per example; mask_rate, random_next_rate: see `PretrainingExamples`.
+    eval_examples, eval_batch_size, eval_seed: the held-out evaluation after training (0 skips it).
+    min_margin_bits: if set, the run fails unless the model's held-out bits per base is at least this
+        much below both baselines (unigram; same model with one-sentence context).
+    train: the loop's `TrainConfig` (optimizer, schedule, batch, checkpoints, precision, out_dir).
+    """
+
+    model: str = "bigbird-base"
+    model_overrides: dict = field(default_factory=dict)
+    tokenizer: str | None = None
+    train_shards: str | None = None
+    heldout_shards: str | None = None
+    max_length: int = 4096
+    mask_rate: float = 0.15
+    random_next_rate: float = 0.5
+    eval_examples: int = 256
+    eval_batch_size: int = 8
+    eval_seed: int = 1234
+    min_margin_bits: float | None = None
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+
+def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> PretrainConfig:
+    """Read a pretraining YAML (the keys of `PretrainConfig`), apply `key.sub=value` overrides, validate.
+
+    Unknown keys and wrong types fail naming the file and the key.
+    """
+    import yaml
+
+    from dnabird.pipeline import build_config, parse_override
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read config file ({err.strerror})") from err
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({err})") from err
+    for override in overrides:
+        keys, value = parse_override(override)
+        section = data
+        for key in keys[:-1]:
+            section = section.setdefault(key, {})
+            if not isinstance(section, dict):
+                raise ConfigError(f"override {override!r}: {key!r} is not a section in {path}")
+        section[keys[-1]] = value
+    return build_config(PretrainConfig, data, str(path))
+
+
+def encoder_config(config: PretrainConfig, vocab_size: int):
+    """The `EncoderConfig` a run trains: the preset, the overrides, the tokenizer's vocabulary size."""
+    from dnabird.model.config import preset
+
+    model = preset(config.model, **{**config.model_overrides, "vocab_size": vocab_size})
+    if model.max_positions < config.max_length:
+        raise ParameterError("max_length", config.max_length, f"<= the model's max_positions={model.max_positions}")
+    return model
+
+
+def check_same_model(saved, current, where: Path) -> None:
+    """Raise naming the first `EncoderConfig` field whose value differs between checkpoint and config."""
+    old, new = saved.to_dict(), current.to_dict()
+    for name in new:
+        if old.get(name) != new[name]:
+            raise CheckpointError(f"{where}: cannot resume, the model config changed: {name} is "
+                                  f"{old.get(name)!r} in the checkpoint and {new[name]!r} in the config")
+
+
+def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
+    """Train a `PretrainingModel` with MLM + NSP, then (rank 0) evaluate it on the held-out shards.
+
+    Returns the held-out report (empty when there is none, or on ranks other than 0).
+    """
+    from dnabird.data.shards import ShardReader
+    from dnabird.data.tokenizer import Tokenizer
+    from dnabird.model.checkpoint import load_weights, read_config, read_tensors, save_checkpoint
+    from dnabird.model.heads import PretrainingModel
+
+    for name in ("tokenizer", "train_shards"):
+        if getattr(config, name) is None:
+            raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
+    tokenizer = Tokenizer.load(config.tokenizer)
+    model_config = encoder_config(config, tokenizer.vocab_size)
+    out_dir = Path(config.train.out_dir)
+    if resume and (last := checkpoint.latest(out_dir / "checkpoints")) is not None:
+        check_same_model(read_config(last / checkpoint.MODEL_DIR), model_config, last)
+    ctx = distributed.setup(config.train.device)
+    seed_everything(config.train.seed)
+    model = PretrainingModel(model_config, seed=config.train.seed)
+    block_size = model_config.attention.get("block_size", 64)
+    examples = PretrainingExamples(ShardReader(config.train_shards), vocab_size=tokenizer.vocab_size,
+                                   max_length=config.max_length, block_size=block_size,
+                                   mask_rate=config.mask_rate, random_next_rate=config.random_next_rate,
+                                   seed=config.train.seed)
+    from dnabird.commands.info import environment_report
+
+    train(model, mlm_nsp_loss, examples, config.train, collate_fn=collate, resume=resume, ctx=ctx,
+          run_info={"pretrain": dataclasses.asdict(config), "model": model_config.to_dict(),
+                    "versions": environment_report(), "seed": config.train.seed},
+          save_model=lambda m, d: save_checkpoint(m, d, tokenizer_files=(tokenizer.path,)),
+          load_model=lambda m, d: load_weights(m, read_tensors(d), source=str(d / "model.safetensors")))
+    report = {}
+    if ctx.is_main:
+        save_checkpoint(model, out_dir / "model", tokenizer_files=(tokenizer.path,))
+        if config.heldout_shards and config.eval_examples:
+            report = _evaluate(model, config, tokenizer, ctx.device)
+    distributed.barrier(ctx)
+    distributed.teardown(ctx)
+    return report
+
+
+def _evaluate(model, config: PretrainConfig, tokenizer, device) -> dict:
+    """The held-out report after training: written to `report.json`, printed, checked against the margin."""
+    report = heldout_report(model, tokenizer, config.heldout_shards, train_shards=config.train_shards,
+                            max_length=config.max_length, mask_rate=config.mask_rate,
+                            num_examples=config.eval_examples, batch_size=config.eval_batch_size,
+                            seed=config.eval_seed, device=device)
+    write_json(Path(config.train.out_dir) / "report.json", report)
+    print(format_report(report))
+    margin = report["margin_bits_per_base"]
+    if config.min_margin_bits is not None and margin < config.min_margin_bits:
+        raise ParameterError("min_margin_bits", config.min_margin_bits,
+                             f"a margin the model reached (it beat the best baseline by {margin:.3f} bits/bp)")
+    return report
