@@ -82,6 +82,11 @@ def encode(text: str) -> np.ndarray:
     return _ENCODE[np.frombuffer(text.encode("ascii"), dtype=np.uint8)]
 
 
+def decode(codes: np.ndarray) -> str:
+    """Codes 0..4 → upper-case DNA text."""
+    return UPPER_ASCII[codes].tobytes().decode("ascii")
+
+
 def reverse_complement(codes: np.ndarray) -> np.ndarray:
     """Reverse complement of a code array."""
     return _COMPLEMENT[codes[::-1]]
@@ -121,6 +126,10 @@ class Pair:
     b_start: int
     word: int
     length: int
+
+    @property
+    def start(self) -> int:
+        return self.a_start
 
 
 @dataclass
@@ -374,8 +383,8 @@ def build_genome(rng: np.random.Generator, scale: float = 1.0) -> ToyGenome:
     a_words = _distinct_words(rng, 2 * PAIR_WORDS)
     genome = ToyGenome(codes={}, masked={}, gaps=[], repeats=[], islands=[], promoters=[], elements=[],
                        pairs=[], consensus=_consensus(rng),
-                       pair_words=([_decode(w) for w in a_words[:PAIR_WORDS]],
-                                   [_decode(w) for w in a_words[PAIR_WORDS:]]))
+                       pair_words=([decode(w) for w in a_words[:PAIR_WORDS]],
+                                   [decode(w) for w in a_words[PAIR_WORDS:]]))
     genes, pair_counter, site_counters = 0, [0], {}
     for name, length in chromosome_lengths(scale).items():
         builder = _ChromosomeBuilder(genome, name, length, rng, scale)
@@ -390,9 +399,9 @@ def build_genome(rng: np.random.Generator, scale: float = 1.0) -> ToyGenome:
             builder.reserve_sites(site_counters)
             builder.reserve_pairs(pair_counter)
         builder.synthesise(BACKGROUND_PROBS)
-    genome.elements.sort(key=lambda e: (list(genome.codes).index(e.chrom), e.start))
+    order = list(genome.codes)
+    for items in (genome.elements, genome.islands, genome.pairs):
+        items.sort(key=lambda item: (order.index(item.chrom), item.start))
     return genome
 
 
-def _decode(codes: np.ndarray) -> str:
-    return UPPER_ASCII[codes].tobytes().decode("ascii")
