@@ -10,8 +10,9 @@ Construction, per chromosome (0-based half-open coordinates throughout):
    their reserved loci, and N over the gaps.
 
 Long-range pairs: element A (anchor + one of `PAIR_WORDS` words) sits 2–6 kb upstream of element B
-(another anchor + the partner word); B's word is a fixed function of A's, and neither word occurs
-anywhere else, so B is predictable from A but not from ~1 kb around B.
+(another anchor + the partner word); B's word is a fixed function of A's, neither word occurs
+anywhere else and pairs stay 1 kb apart, so B is predictable from the nearest A upstream but not
+from ~1 kb around B (a 1-in-`PAIR_WORDS` guess).
 """
 
 from __future__ import annotations
@@ -43,14 +44,14 @@ BACKGROUND_PROBS = (0.287, 0.213, 0.213, 0.287)  # A C G T before CpG deaminatio
 CHRM_PROBS = (0.31, 0.31, 0.13, 0.25)
 ISLAND_PROBS = (0.17, 0.33, 0.33, 0.17)
 DEAMINATION_RATE = 0.90  # fraction of background CpGs mutated to TpG / CpA
-REPEAT_COVERAGE = 0.52  # target masked fraction of the unreserved space
+REPEAT_COVERAGE = 0.50  # target masked fraction of the unreserved space
 EDGE_MARGIN = 5_000  # no element this close to a chromosome end
 
 # per Mbp of element chromosome
 PROMOTER_DENSITY, ISLAND_PROMOTER_FRACTION, TATA_FRACTION = 40, 0.7, 0.75
 ORPHAN_ISLAND_DENSITY = 8
 SITE_DENSITY = {"CTCF": 50, "GATA": 35, "FOXA": 35, "YY1": 25}
-PAIR_DENSITY, PAIR_DISTANCE = 80, (2_000, 6_000)
+PAIR_DENSITY, PAIR_DISTANCE, PAIR_SPACING = 100, (2_000, 6_000), 1_000
 MIN_PROMOTERS = 5  # per element chromosome, so the liftover plan always finds its special blocks
 
 # motif consensus (motif orientation) and the index of a core base whose change breaks it
@@ -165,6 +166,7 @@ class _Occupancy:
     def __init__(self, length: int):
         self.taken = np.zeros(length, dtype=bool)
         self.gap = np.zeros(length, dtype=bool)
+        self.pair_span = np.zeros(length, dtype=bool)  # pairs never interleave
 
     def free(self, start: int, end: int, pad: int) -> bool:
         return 0 <= start and end <= len(self.taken) and not self.taken[max(0, start - pad): end + pad].any()
@@ -311,11 +313,14 @@ class _ChromosomeBuilder:
                 continue
             b_start = a_start + int(self.rng.integers(*PAIR_DISTANCE))
             inside = b_start + size <= self.length - EDGE_MARGIN
+            span = slice(a_start, b_start + size)
+            apart = slice(max(0, a_start - PAIR_SPACING), b_start + size + PAIR_SPACING)
             if not (inside and self.space.free(b_start, b_start + size, 100)
-                    and not self.space.gap[a_start:b_start + size].any()):
+                    and not self.space.gap[span].any() and not self.space.pair_span[apart].any()):
                 self.space.taken[a_start:a_start + size] = False
                 continue
             self.space.take(b_start, b_start + size)
+            self.space.pair_span[span] = True
             counter[0] += 1
             pair = Pair(f"PAIR_{counter[0]}", self.name, a_start, b_start,
                         int(self.rng.integers(PAIR_WORDS)), size)
