@@ -52,7 +52,8 @@ class Piece:
 class LiftedPromoter:
     """A promoter in toy hg38 with its truth in toy hg19 (None where it has no hg19 counterpart).
 
-    status: "same" (same chromosome and strand), "strand_flip", "other_chrom" or "unmapped".
+    status: "ok" (same chromosome and strand), "strand_flip", "other_chromosome" or "unmapped"
+    (the statuses of `dnabird.genome.liftover`).
     """
 
     name: str
@@ -193,8 +194,8 @@ def _lift_promoters(genome: ToyGenome, pieces: dict[str, list[Piece]]) -> list[L
                         tss, strand = position + p.tss - piece.qstart, p.strand
                     else:
                         tss, strand = position + piece.qend - 1 - p.tss, "+" if p.strand == "-" else "-"
-                    status = ("other_chrom" if chrom != p.chrom else
-                              "strand_flip" if piece.strand == "-" else "same")
+                    status = ("other_chromosome" if chrom != p.chrom else
+                              "strand_flip" if piece.strand == "-" else "ok")
                     lifted.append(LiftedPromoter(p.name, chrom, tss, strand, p.chrom, p.tss, p.strand,
                                                  status, p.island, p.tata))
             position += piece.length
