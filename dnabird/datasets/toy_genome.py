@@ -215,11 +215,6 @@ def _place_in_frame(codes: np.ndarray, tss: int, strand: str, offset: int, motif
     return start
 
 
-def _frame_span(tss: int, strand: str, span: tuple[int, int]) -> tuple[int, int]:
-    """Genomic (start, end) of a promoter-oriented span [span[0], span[1]) around the TSS."""
-    return (tss + span[0], tss + span[1]) if strand == "+" else (tss - span[1] + 1, tss - span[0] + 1)
-
-
 def _consensus(rng: np.random.Generator) -> dict[str, np.ndarray]:
     consensus = {}
     for name, length, gc, *_ in REPEAT_FAMILIES:
@@ -246,7 +241,6 @@ class _ChromosomeBuilder:
         self.genome, self.name, self.length, self.rng, self.scale = genome, name, length, rng, scale
         self.space = _Occupancy(length)
         self.island_spans: list[tuple[int, int, str]] = []
-        self.plans: list = []  # (kind, args) planted after the background
 
     def count(self, density_per_mbp: float) -> int:
         return int(round(density_per_mbp * self.length / 1e6))
@@ -258,7 +252,7 @@ class _ChromosomeBuilder:
                 start = 0 if where == "start" else self.length - size
                 self._gap(start, start + size)
         for size in INTERNAL_GAPS:
-            size = max(100, int(size * self.scale * self.rng.uniform(0.6, 1.4)))
+            size = max(100, min(self.length // 20, int(size * self.scale * self.rng.uniform(0.6, 1.4))))
             start = self.space.place(self.rng, size, pad=2_000)
             if start is not None:
                 self._gap(start, start + size)
@@ -268,7 +262,7 @@ class _ChromosomeBuilder:
         self.space.gap[start:end] = True
         self.genome.gaps.append(Interval(self.name, start, end, "gap", "gap"))
 
-    def reserve_promoters(self, first_gene: int) -> int:
+    def reserve_promoters(self) -> None:
         total = max(MIN_PROMOTERS, self.count(PROMOTER_DENSITY))
         for _ in range(total):
             island = bool(self.rng.random() < ISLAND_PROMOTER_FRACTION)
@@ -278,13 +272,12 @@ class _ChromosomeBuilder:
             if start is None:
                 continue
             tss = start - span[0] if strand == "+" else start + span[1] - 1
-            first_gene += 1
-            promoter = Promoter(f"TG{first_gene:04d}_1", self.name, tss, strand, island,
+            gene = len(self.genome.promoters) + 1
+            promoter = Promoter(f"TG{gene:04d}_1", self.name, tss, strand, island,
                                 bool(self.rng.random() < TATA_FRACTION))
             self.genome.promoters.append(promoter)
             if island:
                 self.island_spans.append((start, start + span[1] - span[0], f"promoter:{promoter.name}"))
-        return first_gene
 
     def reserve_orphan_islands(self) -> None:
         for _ in range(self.count(ORPHAN_ISLAND_DENSITY)):
@@ -305,7 +298,7 @@ class _ChromosomeBuilder:
                 self.genome.elements.append(Interval(self.name, start, start + len(motif), kind,
                                                      f"{kind}_site_{counters[kind]}", strand))
 
-    def reserve_pairs(self, counter: list[int]) -> None:
+    def reserve_pairs(self) -> None:
         size = len(PAIR_ANCHORS[0]) + PAIR_WORD_LENGTH
         for _ in range(self.count(PAIR_DENSITY)):
             a_start = self.space.place(self.rng, size, pad=100)
@@ -321,13 +314,11 @@ class _ChromosomeBuilder:
                 continue
             self.space.take(b_start, b_start + size)
             self.space.pair_span[span] = True
-            counter[0] += 1
-            pair = Pair(f"PAIR_{counter[0]}", self.name, a_start, b_start,
-                        int(self.rng.integers(PAIR_WORDS)), size)
-            self.genome.pairs.append(pair)
+            self.genome.pairs.append(Pair(f"PAIR_{len(self.genome.pairs) + 1}", self.name, a_start, b_start,
+                                          int(self.rng.integers(PAIR_WORDS)), size))
 
-    def synthesise(self, background_probs) -> None:
-        codes = _random_bases(self.rng, self.length, background_probs)
+    def synthesise(self) -> None:
+        codes = _random_bases(self.rng, self.length, BACKGROUND_PROBS)
         masked = np.zeros(self.length, dtype=bool)
         for start, end in _runs(~self.space.taken):
             self._fill_repeats(codes, masked, start, end)
@@ -342,6 +333,7 @@ class _ChromosomeBuilder:
         self.genome.codes[self.name], self.genome.masked[self.name] = codes, masked
 
     def _fill_repeats(self, codes: np.ndarray, masked: np.ndarray, start: int, end: int) -> None:
+        """Diverged copies (3'-end fragments, either strand) with exponential spacers over [start, end)."""
         weights = np.array([family[3] for family in REPEAT_FAMILIES])
         position = start
         while True:
@@ -362,6 +354,7 @@ class _ChromosomeBuilder:
             position += size
 
     def _plant(self, codes: np.ndarray) -> None:
+        """Write promoter elements, motif sites and pair words over their reserved loci."""
         genome = self.genome
         for promoter in (p for p in genome.promoters if p.chrom == self.name):
             for kind, offsets in PROMOTER_LAYOUT.items():
@@ -385,12 +378,12 @@ class _ChromosomeBuilder:
 
 def build_genome(rng: np.random.Generator, scale: float = 1.0) -> ToyGenome:
     """Synthesise the whole toy hg19 genome from `rng`."""
-    a_words = _distinct_words(rng, 2 * PAIR_WORDS)
+    words = _distinct_words(rng, 2 * PAIR_WORDS)
     genome = ToyGenome(codes={}, masked={}, gaps=[], repeats=[], islands=[], promoters=[], elements=[],
                        pairs=[], consensus=_consensus(rng),
-                       pair_words=([decode(w) for w in a_words[:PAIR_WORDS]],
-                                   [decode(w) for w in a_words[PAIR_WORDS:]]))
-    genes, pair_counter, site_counters = 0, [0], {}
+                       pair_words=([decode(w) for w in words[:PAIR_WORDS]],
+                                   [decode(w) for w in words[PAIR_WORDS:]]))
+    site_counters: dict[str, int] = {}
     for name, length in chromosome_lengths(scale).items():
         builder = _ChromosomeBuilder(genome, name, length, rng, scale)
         if name == "chrM":
@@ -399,11 +392,11 @@ def build_genome(rng: np.random.Generator, scale: float = 1.0) -> ToyGenome:
             continue
         builder.reserve_gaps()
         if name in ELEMENT_CHROMOSOMES:
-            genes = builder.reserve_promoters(genes)
+            builder.reserve_promoters()
             builder.reserve_orphan_islands()
             builder.reserve_sites(site_counters)
-            builder.reserve_pairs(pair_counter)
-        builder.synthesise(BACKGROUND_PROBS)
+            builder.reserve_pairs()
+        builder.synthesise()
     order = list(genome.codes)
     for items in (genome.elements, genome.islands, genome.pairs):
         items.sort(key=lambda item: (order.index(item.chrom), item.start))
