@@ -62,7 +62,7 @@ FEATURES: dict[str, tuple[Source, ...]] = {
 
 
 def feature_group(name: str) -> str:
-    """"DNase", "histone" (target H + digit, as Selene decides) or "TF" for a `cell|target|treatment` name."""
+    """The group of a `cell|target|treatment` name: DNase, histone (target H + digit, as in Selene) or TF."""
     target = name.split("|")[1]
     if target == "DNase":
         return "DNase"
