@@ -52,6 +52,7 @@ PROMOTER_DENSITY, ISLAND_PROMOTER_FRACTION, TATA_FRACTION = 40, 0.7, 0.75
 ORPHAN_ISLAND_DENSITY = 8
 SITE_DENSITY = {"CTCF": 50, "GATA": 35, "FOXA": 35, "YY1": 25}
 PAIR_DENSITY, PAIR_DISTANCE, PAIR_SPACING = 100, (2_000, 6_000), 1_000
+ALTERNATIVE_PROMOTER_FRACTION, ALTERNATIVE_DISTANCE = 0.15, (1_500, 3_000)
 MIN_PROMOTERS = 5  # per element chromosome, so the liftover plan always finds its special blocks
 
 # motif consensus (motif orientation) and the index of a core base whose change breaks it
@@ -263,6 +264,8 @@ class _ChromosomeBuilder:
         self.genome.gaps.append(Interval(self.name, start, end, "gap", "gap"))
 
     def reserve_promoters(self) -> None:
+        """Promoters on both strands (most with a CpG island); some genes get an alternative `_2`
+        promoter without island 1.5–3 kb downstream of the first."""
         total = max(MIN_PROMOTERS, self.count(PROMOTER_DENSITY))
         for _ in range(total):
             island = bool(self.rng.random() < ISLAND_PROMOTER_FRACTION)
@@ -272,12 +275,21 @@ class _ChromosomeBuilder:
             if start is None:
                 continue
             tss = start - span[0] if strand == "+" else start + span[1] - 1
-            gene = len(self.genome.promoters) + 1
-            promoter = Promoter(f"TG{gene:04d}_1", self.name, tss, strand, island,
-                                bool(self.rng.random() < TATA_FRACTION))
-            self.genome.promoters.append(promoter)
+            gene = f"TG{len(self.genome.promoters) + 1:04d}"
+            self._promoter(f"{gene}_1", tss, strand, island)
             if island:
-                self.island_spans.append((start, start + span[1] - span[0], f"promoter:{promoter.name}"))
+                self.island_spans.append((start, start + span[1] - span[0], f"promoter:{gene}_1"))
+            if self.rng.random() < ALTERNATIVE_PROMOTER_FRACTION:
+                distance = int(self.rng.integers(*ALTERNATIVE_DISTANCE))
+                alternative = tss + distance if strand == "+" else tss - distance
+                low = alternative + CORE_SPAN[0] if strand == "+" else alternative - CORE_SPAN[1] + 1
+                if self.space.free(low, low + CORE_SPAN[1] - CORE_SPAN[0], pad=300):
+                    self.space.take(low, low + CORE_SPAN[1] - CORE_SPAN[0])
+                    self._promoter(f"{gene}_2", alternative, strand, island=False)
+
+    def _promoter(self, name: str, tss: int, strand: str, island: bool) -> None:
+        self.genome.promoters.append(Promoter(name, self.name, tss, strand, island,
+                                              bool(self.rng.random() < TATA_FRACTION)))
 
     def reserve_orphan_islands(self) -> None:
         for _ in range(self.count(ORPHAN_ISLAND_DENSITY)):

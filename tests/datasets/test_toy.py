@@ -149,6 +149,8 @@ def test_promoter_bed_is_epdnew_bed8(toy):
     truth = {row[0]: row for row in read_table(toy["promoter_truth"], header=True)}
     rows = read_table(toy["promoters_bed"])
     assert len(rows) == len(truth) >= 100
+    names = [row[3] for row in rows]
+    assert len(set(names)) == len(names) and any(name.endswith("_2") for name in names)
     for chrom, start, end, name, score, strand, thick_start, thick_end in rows:
         start, end, thick_start, thick_end = map(int, (start, end, thick_start, thick_end))
         assert end - start == 60 and score == "900" and re.fullmatch(r"TG\d{4}_\d+", name)
