@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.data.pretraining import PretrainingExamples, collate
-from dnabird.errors import CheckpointError, ConfigError, ParameterError
+from dnabird.errors import CheckpointError, ParameterError
 from dnabird.pretraining.evaluate import format_report, heldout_report, write_json
 from dnabird.pretraining.objective import mlm_nsp_loss
 from dnabird.train import TrainConfig, checkpoint, distributed, train
@@ -55,25 +55,9 @@ def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> PretrainC
 
     Unknown keys and wrong types fail naming the file and the key.
     """
-    import yaml
+    from dnabird.config import apply_overrides, build_config, read_yaml
 
-    from dnabird.pipeline import build_config, parse_override
-
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read config file ({err.strerror})") from err
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML ({err})") from err
-    for override in overrides:
-        keys, value = parse_override(override)
-        section = data
-        for key in keys[:-1]:
-            section = section.setdefault(key, {})
-            if not isinstance(section, dict):
-                raise ConfigError(f"override {override!r}: {key!r} is not a section in {path}")
-        section[keys[-1]] = value
+    data = apply_overrides(read_yaml(path), overrides, str(path))
     return build_config(PretrainConfig, data, str(path))
 
 
@@ -115,7 +99,7 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
     if resume and (last := checkpoint.latest(out_dir / "checkpoints")) is not None:
         check_same_model(read_config(last / checkpoint.MODEL_DIR), model_config, last)
     ctx = distributed.setup(config.train.device)
-    seed_everything(config.train.seed)
+    seed_everything(config.train.seed + ctx.rank)      # dropout streams differ per rank
     model = PretrainingModel(model_config, seed=config.train.seed)
     block_size = model_config.attention.get("block_size", 64)
     examples = PretrainingExamples(ShardReader(config.train_shards), vocab_size=tokenizer.vocab_size,

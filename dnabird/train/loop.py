@@ -13,7 +13,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -56,7 +56,6 @@ class TrainConfig:
     device: str = "auto"              # auto | cpu | cuda
     num_workers: int = 0              # DataLoader worker processes per rank
     progress: bool = True             # tqdm bar (only on a TTY and on rank 0)
-    plot_keys: tuple[str, ...] = field(default=("loss",))
 
     def __post_init__(self):
         if self.precision not in ("auto", "bf16", "fp32"):
@@ -165,7 +164,8 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
     bar.close()
     records = metrics_log.records() if metrics_log else []
     if records:
-        plot_learning_curve(records, out_dir / "learning_curve.png", keys=tuple(config.plot_keys))
+        metric_keys = [k for k in records[-1] if k not in ("step", "loss", "lr", "grad_norm", "tokens_per_s")]
+        plot_learning_curve(records, out_dir / "learning_curve.png", keys=("loss", *metric_keys, "lr"))
     return records
 
 
