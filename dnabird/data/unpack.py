@@ -52,7 +52,7 @@ def gunzip(source: str | Path, target: str | Path, progress: bool = True) -> int
                         break
                     member, started = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS), True
                 try:
-                    while data:
+                    while data and not member.eof:  # bounded output: a run of N inflates ~1000-fold
                         out.write(member.decompress(data, CHUNK))
                         data = member.unconsumed_tail
                 except zlib.error as err:
@@ -69,12 +69,20 @@ def gunzip(source: str | Path, target: str | Path, progress: bool = True) -> int
     return ignored
 
 
+def _strict_data_filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
+    """tarfile's "data" filter, except that an absolute member name is refused rather than made relative."""
+    if member.name.startswith(("/", "\\")) or os.path.isabs(member.name):
+        raise tarfile.AbsolutePathError(member)
+    return tarfile.data_filter(member, dest)
+
+
 def untar(archive: str | Path, dest: str | Path, replaceable: set[str] = frozenset()) -> list[str]:
     """Extract `archive` into `dest`; returns the top-level names extracted.
 
     Members with absolute paths, `..` escaping `dest`, links pointing outside it, or device
-    files are refused (tarfile's "data" filter) before anything reaches `dest`: extraction goes
-    to a staging folder first. Existing top-level entries are replaced only if in `replaceable`.
+    files are refused (tarfile's "data" filter, stricter on absolute names) before anything
+    reaches `dest`: extraction goes to a staging folder first. Existing top-level entries are
+    replaced only if in `replaceable`.
     """
     archive, dest = Path(archive), Path(dest)
     staging = dest / f".{archive.name}.unpacking"
@@ -82,7 +90,7 @@ def untar(archive: str | Path, dest: str | Path, replaceable: set[str] = frozens
         shutil.rmtree(staging)
     try:
         with tarfile.open(archive) as tar:
-            tar.extractall(staging, filter="data")
+            tar.extractall(staging, filter=_strict_data_filter)
     except tarfile.FilterError as err:
         shutil.rmtree(staging, ignore_errors=True)
         raise InputFormatError(f"unsafe archive member refused ({err})", path=archive,
