@@ -3,7 +3,8 @@
 Downloaded files are verified against the publisher's checksum, or, where none is published,
 against the sha256 recorded in the lock file on first download. A file already present and
 verified is not downloaded again. A mismatch changes nothing the user had: a bad download is
-kept aside as `FILE.mismatch`, an existing file that fails is left where it is. Sources with a
+kept aside as `FILE.mismatch`, an existing file that fails is left where it is. A download is
+kept beside what is unpacked from it, so later runs verify it without the network. Sources with a
 `generator` are written locally by `generator.generate(out_dir, seed=...)`.
 
 Default destination: `$DNABIRD_DATA/NAME`, where `DNABIRD_DATA` defaults to
@@ -64,9 +65,14 @@ def fetch(name_or_path: str | Path, dest: str | Path | None = None, *, progress:
 
 
 def _expected_digests(source: SourceFile, lock: LockFile) -> tuple[dict[str, str], str]:
-    """The digests to verify against and where they come from."""
+    """The digests to verify against and where they come from.
+
+    Digests written in the manifest come first; else the sha256 in the lock file (recorded on
+    first download, after checking a published list if there is one); else the published list.
+    """
     expected = source.checksum.digests()
-    if source.checksum.listed_in:
+    recorded = lock.get(source.filename).get("sha256")
+    if source.checksum.listed_in and not recorded:
         try:
             with urllib.request.urlopen(source.checksum.listed_in, timeout=60) as response:
                 text = response.read().decode("utf-8", errors="replace")
@@ -76,7 +82,6 @@ def _expected_digests(source: SourceFile, lock: LockFile) -> tuple[dict[str, str
         expected.update(parse_checksum_list(text, source.filename, source.checksum.listed_in))
     if expected:
         return expected, "published"
-    recorded = lock.get(source.filename).get("sha256")
     return ({"sha256": recorded}, f"recorded in {lock.path.name}") if recorded else ({}, "none")
 
 

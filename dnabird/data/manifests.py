@@ -133,6 +133,8 @@ def _checksum(value: object, where: str) -> Checksum:
                 raise ConfigError(f"{where}.{algorithm}: {digest!r} is not a valid {algorithm} digest")
             fields[algorithm] = normalize_digest(algorithm, digest)
     if mapping.get("listed_in") is not None:
+        if fields:
+            raise ConfigError(f"{where}: give either digests or listed_in, not both")
         fields["listed_in"] = _url(mapping["listed_in"], f"{where}.listed_in")
     if not fields:
         raise ConfigError(f"{where}: give md5, sha256, bsd_sum or listed_in, "

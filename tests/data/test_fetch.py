@@ -216,9 +216,13 @@ def test_checksum_list_is_read_at_fetch_time(server, tmp_path):
     server.files["/md5sum.txt"] = f"{'0' * 32}  other.bin\n{md5(CONTENT)}  payload.bin\n".encode()
     manifest = write_manifest(tmp_path, [server.url("/f.bin")], {"listed_in": server.url("/md5sum.txt")})
     fetch(manifest, tmp_path / "dest", progress=False)
+    del server.files["/md5sum.txt"]  # later runs verify against the lock file, without the network
+    fetch(manifest, tmp_path / "dest", progress=False)
+    assert [entry["path"] for entry in server.log] == ["/md5sum.txt", "/f.bin"]
+
     server.files["/md5sum.txt"] = f"{'0' * 32}  payload.bin\n".encode()
     with pytest.raises(ChecksumError, match="0" * 32):
-        fetch(manifest, tmp_path / "dest", progress=False)
+        fetch(manifest, tmp_path / "other_dest", progress=False)
 
 
 def test_gzipped_fasta_becomes_readable_by_pyfaidx(server, tmp_path):

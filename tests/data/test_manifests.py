@@ -83,6 +83,8 @@ def test_unknown_key_fails_by_name_with_the_file(tmp_path):
      r"ending in .gz"),
     ({"files": [{"filename": "a", "url": "https://x/a", "checksum": "none", "size": -1}]}, r"size"),
     ({"generator": "dnabird.datasets.toy"}, r"exactly one of 'files'"),
+    ({"files": [{"filename": "a", "url": "https://x/a", "checksum": {"md5": "0" * 32, "listed_in": "https://x/l"}}]},
+     r"either digests or listed_in"),
     ({"name": "Bad Name"}, r"name: expected lower-case"),
     ({"description": ""}, r"description: expected a non-empty string"),
 ])
