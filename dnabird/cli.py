@@ -18,6 +18,7 @@ from dnabird.errors import DnabirdError
 COMMAND_MODULES = (
     "dnabird.commands.info",
     "dnabird.commands.fetch",
+    "dnabird.commands.corpus",
 )
 
 
