@@ -163,13 +163,7 @@ def _unpack_now(source: SourceFile, path: Path, dest: Path, replaceable: set[str
 
 
 def _generate(manifest: Manifest, dest: Path, lock: LockFile) -> dict[str, Path]:
-    """Run the manifest's generator unless the same generator and seed already wrote all outputs here."""
-    entry = lock.get(manifest.name)
-    outputs = {key: dest / name for key, name in entry.get("outputs", {}).items()}
-    if (entry.get("generator"), entry.get("seed")) == (manifest.generator, manifest.seed) and outputs \
-            and all(p.exists() for p in outputs.values()):
-        logger.info("%s: already generated in %s", manifest.name, dest)
-        return outputs
+    """Run the manifest's generator (which reuses its own verified outputs) and record what it wrote."""
     try:
         generate = importlib.import_module(manifest.generator).generate
     except (ImportError, AttributeError) as err:

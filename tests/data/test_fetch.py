@@ -252,7 +252,7 @@ def test_unpacking_never_overwrites_a_file_the_user_had(server, tmp_path):
     assert (dest / "g.fa").read_text() == "user's own"
 
 
-def test_generator_manifest_runs_generator_once(tmp_path, monkeypatch):
+def test_generator_manifest_calls_generate_with_its_seed(tmp_path, monkeypatch):
     module_dir = tmp_path / "modules"
     module_dir.mkdir()
     (module_dir / "tiny_generator.py").write_text(
@@ -269,9 +269,26 @@ def test_generator_manifest_runs_generator_once(tmp_path, monkeypatch):
                         "generator: tiny_generator\nseed: 7\n")
     out = fetch(manifest, tmp_path / "dest", progress=False)
     assert out == {"fasta": tmp_path / "dest" / "seq_7.fa"}
-    assert fetch(manifest, tmp_path / "dest", progress=False) == out
     assert (tmp_path / "dest" / "calls.txt").read_text() == "x"
+    entry = json.loads((tmp_path / "dest" / LOCK_NAME).read_text())["entries"]["tiny"]
+    assert entry == {"generator": "tiny_generator", "seed": 7, "outputs": {"fasta": "seq_7.fa"}}
     sys.modules.pop("tiny_generator", None)
+
+
+def test_generator_that_cannot_be_imported_is_named(tmp_path):
+    manifest = tmp_path / "broken.yaml"
+    manifest.write_text("name: broken\ndescription: d\nbuild: b\nformat: f\nlicense: l\n"
+                        "generator: no_such_module_here\n")
+    with pytest.raises(DnabirdError, match="broken.yaml: generator 'no_such_module_here'"):
+        fetch(manifest, tmp_path / "dest", progress=False)
+
+
+def test_fetch_toy_writes_the_embedded_default(tmp_path):
+    out = fetch("toy", tmp_path / "toy", progress=False)
+    assert {"fasta", "promoters_bed", "chain", "features_bed", "train_mat", "vcf"} <= set(out)
+    genome = pyfaidx.Fasta(str(out["fasta"]))
+    assert "chr1" in genome.keys() and len(genome["chr1"]) > 100_000
+    assert json.loads((tmp_path / "toy" / LOCK_NAME).read_text())["entries"]["toy"]["seed"] == 0
 
 
 def test_cli_fetch_uses_the_environment_default(server, tmp_path, monkeypatch, capsys):
