@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from dnabird.datasets.writers import atomic_output
 from dnabird.errors import InputFormatError
 
 LOCK_NAME = "dnabird.lock.json"
@@ -39,7 +40,6 @@ class LockFile:
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_name(self.path.name + ".tmp")
         text = json.dumps({"version": 1, "entries": self.entries}, indent=2, sort_keys=True)
-        temporary.write_text(text + "\n", encoding="utf-8")
-        os.replace(temporary, self.path)
+        with atomic_output(self.path) as temporary:
+            temporary.write_text(text + "\n", encoding="utf-8")

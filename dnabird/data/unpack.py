@@ -13,6 +13,7 @@ from pathlib import Path
 import pyfaidx
 from tqdm import tqdm
 
+from dnabird.datasets.writers import atomic_output
 from dnabird.errors import InputFormatError
 
 logger = logging.getLogger(__name__)
@@ -28,9 +29,8 @@ def gunzip(source: str | Path, target: str | Path, progress: bool = True) -> int
     new gzip header (as in the 1000 Genomes `hs37d5.fa.gz`) end the stream with a warning.
     """
     source, target = Path(source), Path(target)
-    temporary = target.with_name(target.name + ".tmp")
     ignored = 0
-    with open(source, "rb") as src, open(temporary, "wb") as out, \
+    with atomic_output(target) as temporary, open(source, "rb") as src, open(temporary, "wb") as out, \
             tqdm(total=source.stat().st_size, unit="B", unit_scale=True, desc=f"gunzip {source.name}",
                  disable=None if progress else True) as bar:
         member, pending, started = None, b"", False
@@ -63,7 +63,6 @@ def gunzip(source: str | Path, target: str | Path, progress: bool = True) -> int
                 break
         if member is not None:
             raise InputFormatError("gzip stream ends inside a member (truncated file?)", path=source)
-    os.replace(temporary, target)
     if ignored:
         logger.warning("%s: ignored %d bytes of trailing garbage after the last gzip member", source, ignored)
     return ignored

@@ -14,7 +14,7 @@ def test_lock_file_round_trips_and_merges_entries(tmp_path):
         "a.gz": {"sha256": "ab" * 32, "size": 3, "unpacked": ["a"]}}
     assert LockFile(tmp_path).get("a.gz")["unpacked"] == ["a"]
     assert LockFile(tmp_path).get("missing") == {}
-    assert not list(tmp_path.glob("*.tmp"))
+    assert [p.name for p in tmp_path.iterdir()] == [LOCK_NAME]
 
 
 def test_unreadable_lock_file_is_named(tmp_path):
