@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from dnabird.data.fetch import DATA_ENV, data_root, fetch
 from dnabird.data.manifests import load_manifest, shipped_manifest_paths
@@ -15,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{manifest.name:<26} {manifest.build:<8} {manifest.format:<8} {manifest.description}")
         return 0
     if args.name is None:
-        print("dnabird fetch: give a source NAME (see --list) or a manifest path")
+        print("dnabird fetch: give a source NAME (see --list) or a manifest path", file=sys.stderr)
         return 2
     outputs = fetch(args.name, args.dest, progress=not args.quiet)
     for key, path in outputs.items():

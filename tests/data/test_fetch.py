@@ -52,6 +52,13 @@ class RangeHandler(http.server.BaseHTTPRequestHandler):
         match = re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or "")
         if match and not server.ignore_range:
             start = int(match.group(1))
+            if start >= len(content):
+                entry["status"] = 416
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(content)}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             self.send_response(206)
             self.send_header("Content-Range", f"bytes {start}-{len(content) - 1}/{len(content)}")
         else:
@@ -126,6 +133,17 @@ def test_server_ignoring_range_restarts_cleanly(server, tmp_path):
     out = fetch(manifest, tmp_path / "dest", progress=False, retry_wait=0)
     assert out["payload.bin"].read_bytes() == CONTENT
     assert server.log[1]["range"] == "bytes=60000-" and server.log[1]["sent"] == len(CONTENT)
+
+
+def test_stale_partial_file_longer_than_the_source_restarts(server, tmp_path):
+    server.files["/f.bin"] = CONTENT
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "payload.bin.part").write_bytes(os.urandom(len(CONTENT) + 10))
+    manifest = write_manifest(tmp_path, [server.url("/f.bin")], {"md5": md5(CONTENT)})
+    out = fetch(manifest, dest, progress=False, retry_wait=0)
+    assert out["payload.bin"].read_bytes() == CONTENT
+    assert server.log[0]["status"] == 416 and server.log[1]["range"] is None
 
 
 def test_corrupted_download_fails_naming_both_digests_and_keeps_it_aside(server, tmp_path):
@@ -309,3 +327,5 @@ def test_cli_fetch_list_and_errors(capsys):
         assert name in listing
     assert main(["fetch", "no_such_source"]) == 1
     assert "ucsc_hg19_fa" in capsys.readouterr().err
+    assert main(["fetch"]) == 2
+    assert "--list" in capsys.readouterr().err
