@@ -243,6 +243,16 @@ def test_checksum_list_is_read_at_fetch_time(server, tmp_path):
         fetch(manifest, tmp_path / "other_dest", progress=False)
 
 
+def test_ensembl_style_bsd_sum_list_is_verified(server, tmp_path):
+    server.files["/f.bin"] = b"hello world\n"  # Unix `sum` prints "03762     1" for these bytes
+    server.files["/CHECKSUMS"] = b"12345 9 other.bin\n03762\t1\tpayload.bin\n"
+    manifest = write_manifest(tmp_path, [server.url("/f.bin")], {"listed_in": server.url("/CHECKSUMS")})
+    assert fetch(manifest, tmp_path / "a", progress=False)["payload.bin"].read_bytes() == b"hello world\n"
+    server.files["/CHECKSUMS"] = b"03763 1 payload.bin\n"
+    with pytest.raises(ChecksumError, match="bsd_sum expected 3763 1 .*got 3762 1"):
+        fetch(manifest, tmp_path / "b", progress=False)
+
+
 def test_gzipped_fasta_becomes_readable_by_pyfaidx(server, tmp_path):
     fasta = ">chr1 test\n" + "ACGTNacgtn" * 30 + "\n>chr2\n" + "GGGCCC" * 20 + "\n"
     server.files["/g.fa.gz"] = gzip.compress(fasta.encode()) + b"\x01w trailing garbage"

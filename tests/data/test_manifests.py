@@ -17,7 +17,7 @@ from dnabird.errors import ConfigError, ParameterError
 SHIPPED = shipped_manifest_paths()
 EXPECTED_SOURCES = {"ucsc_hg19_fa", "ensembl_grch37_75", "epdnew_hs006_hg38", "ucsc_hg38_to_hg19",
                     "deepsea_bundle", "deepsea_bundle_zenodo", "deepsea_feature_names", "deepsea_pos_bed",
-                    "toy"}
+                    "hs37d5", "encode_male_hg19", "toy"}
 
 
 def base(**changes):
