@@ -223,9 +223,9 @@ def shipped_manifest_paths() -> list[Path]:
 
 
 def find_manifest(name_or_path: str | Path) -> Manifest:
-    """A shipped manifest by name (e.g. "ucsc_hg19_fa"), or any manifest by file path."""
+    """A shipped manifest by name (e.g. "ucsc_hg19_fa"), or any manifest by path (ending .yaml/.yml)."""
     candidate = Path(name_or_path)
-    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+    if candidate.suffix in (".yaml", ".yml"):
         return load_manifest(candidate)
     path = MANIFEST_DIR / f"{name_or_path}.yaml"
     if not path.is_file():

@@ -107,7 +107,9 @@ def test_digests_are_normalised():
     assert checksum.digests() == {"md5": "806c02398f5ac5da8ffd6da2d1d5d1a9", "bsd_sum": "1234 56"}
 
 
-def test_find_manifest_by_name_or_path(tmp_path):
+def test_find_manifest_by_name_or_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "toy").mkdir()  # e.g. left by `dnabird fetch toy --dest toy`: a name is still a name
     assert find_manifest("toy").generator == "dnabird.datasets.toy"
     path = tmp_path / "mine.yaml"
     path.write_text(yaml.safe_dump(base(name="mine")))
