@@ -13,7 +13,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from dnabird import __version__
-from dnabird.errors import DownloadError
+from dnabird.errors import DownloadError, ParameterError
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,8 @@ def download(urls: tuple[str, ...], part: str | Path, *, retries: int = 3, retry
     that ignores Range (200 instead of 206) restarts it from byte 0. Each URL gets `retries`
     attempts on network errors, dropped connections and 5xx answers; a 4xx moves to the next URL.
     """
+    if not isinstance(retries, int) or retries < 1:
+        raise ParameterError("retries", retries, "a positive integer")
     part = Path(part)
     failures = []
     for url in urls:

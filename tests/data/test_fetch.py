@@ -17,7 +17,7 @@ import yaml
 from dnabird.cli import main
 from dnabird.data.fetch import fetch
 from dnabird.data.lockfile import LOCK_NAME
-from dnabird.errors import ChecksumError, DnabirdError, DownloadError
+from dnabird.errors import ChecksumError, DnabirdError, DownloadError, ParameterError
 
 CONTENT = os.urandom(200_000)
 
@@ -188,6 +188,12 @@ def test_mirrors_are_tried_in_order(server, tmp_path):
     assert [entry["path"] for entry in server.log] == ["/missing.bin", "/good.bin"]  # 404: no retry
     lock = json.loads((tmp_path / "dest" / LOCK_NAME).read_text())
     assert lock["entries"]["payload.bin"]["url"] == urls[2]
+
+
+def test_retries_must_be_positive(server, tmp_path):
+    manifest = write_manifest(tmp_path, [server.url("/a.bin")], "none")
+    with pytest.raises(ParameterError, match="retries=0"):
+        fetch(manifest, tmp_path / "dest", progress=False, retries=0)
 
 
 def test_all_urls_failing_names_each(server, tmp_path):
