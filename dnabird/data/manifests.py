@@ -2,11 +2,13 @@
 
 A manifest names a source, its terms, and either the files to download (URL, mirrors,
 size, checksum, how to unpack) or the local generator that writes it. Shipped manifests
-live in `dnabird/data_manifests/NAME.yaml`; `find_manifest` accepts such a name or a path.
+live in the project's top-level `data_manifests/NAME.yaml` (another folder can be named by
+the `DNABIRD_MANIFESTS` environment variable); `find_manifest` accepts such a name or a path.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,7 @@ import yaml
 
 from dnabird.errors import ConfigError, ParameterError
 
-MANIFEST_DIR = Path(__file__).resolve().parent.parent / "data_manifests"
+MANIFEST_DIR = Path(os.environ.get("DNABIRD_MANIFESTS", Path(__file__).resolve().parents[2] / "data_manifests"))
 UNPACK_MODES = ("none", "gunzip", "untar")
 NO_CHECKSUM = "none"
 

@@ -27,8 +27,8 @@ def base(**changes):
     return data
 
 
-def test_manifests_ship_inside_the_package():
-    assert MANIFEST_DIR.parent == Path(dnabird.__file__).resolve().parent
+def test_manifests_ship_at_the_project_top_level():
+    assert MANIFEST_DIR == Path(dnabird.__file__).resolve().parents[1] / "data_manifests"
     assert {path.stem for path in SHIPPED} == EXPECTED_SOURCES
 
 
