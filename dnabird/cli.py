@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "dnabird.commands.info",
     "dnabird.commands.pretrain",
     "dnabird.commands.evaluate",
+    "dnabird.commands.fetch",
     "dnabird.commands.corpus",
 )
 

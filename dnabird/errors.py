@@ -59,3 +59,11 @@ class BackendUnavailableError(DnabirdError, RuntimeError):
 
 class NonFiniteLossError(DnabirdError, FloatingPointError):
     """The training loss became NaN or infinite; the message names the step and the last good checkpoint."""
+
+
+class DownloadError(DnabirdError):
+    """A file could not be downloaded from any of its URLs; lists what went wrong at each."""
+
+    def __init__(self, filename: str, failures: list[str]):
+        self.filename, self.failures = filename, list(failures)
+        super().__init__(f"could not download {filename}: " + "; ".join(failures))
