@@ -1,0 +1,55 @@
+"""Fixtures shared by every test package.
+
+`embedded_default` builds the embedded default once per session with the same pipeline as
+`make demo` (pipelines/demo.yaml): toy genome -> corpus -> tokenizer -> shards -> a tiny model
+pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 16 x 256 tokens). Time budget: about 70 s
+on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and its evaluation ~60 s).
+Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
+skips every stage that is up to date and the fixture costs about a second.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE_OVERRIDES = (
+    "pretrain.max_length=256",
+    "pretrain.train.global_batch_size=16",
+    "pretrain.train.micro_batch_size=16",
+    "pretrain.train.max_steps=150",
+    "pretrain.train.warmup_steps=15",
+    "pretrain.train.checkpoint_every=150",
+    "pretrain.eval_examples=32",
+    "pretrain.min_margin_bits=null",
+)
+
+
+@pytest.fixture(scope="session")
+def embedded_default(tmp_path_factory) -> SimpleNamespace:
+    """Paths of the embedded default's artefacts: fasta, corpus, tokenizer, train_shards,
+    heldout_shards, pretrain (the run folder: checkpoints, metrics.jsonl, report.json) and checkpoint
+    (the tiny pretrained model directory, loadable with `dnabird.model.checkpoint.load_checkpoint`)."""
+    from dnabird.pipeline import load_pipeline, run_pipeline
+
+    workspace = os.environ.get("DNABIRD_TEST_WORKSPACE")
+    out = Path(workspace) if workspace else tmp_path_factory.mktemp("embedded_default")
+    pipeline = load_pipeline(ROOT / "pipelines" / "demo.yaml",
+                             [f"out_dir={out}", f"fetch.dest={out / 'data'}", *FIXTURE_OVERRIDES])
+    run_pipeline(pipeline)
+    outputs = json.loads((out / "run.json").read_text())["outputs"]
+    return SimpleNamespace(
+        root=out,
+        fasta=Path(outputs["fetch"]["fasta"]),
+        corpus=Path(outputs["corpus"]["corpus"]),
+        tokenizer=Path(outputs["tokenizer"]["model"]),
+        train_shards=Path(outputs["shards"]["train"]),
+        heldout_shards=Path(outputs["shards"]["heldout"]),
+        pretrain=out / "pretrain",
+        checkpoint=Path(outputs["pretrain"]["model"]),
+    )
