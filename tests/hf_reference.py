@@ -38,8 +38,8 @@ def _sparse_module(num_heads: int, head_size: int, block_size: int, num_random_b
     return BigBirdBlockSparseAttention(config, seed=seed).train()
 
 
-def hf_block_sparse_attention(q, k, v, key_padding_mask, *, block_size: int, num_random_blocks: int, seed: int,
-                              max_seqlen: int = 4096):
+def hf_block_sparse_attention(q, k, v, key_padding_mask, *, block_size: int, num_random_blocks: int,
+                              seed: int, max_seqlen: int = 4096):
     """Transformers' block-sparse attention on given q/k/v `[B, H, L, D]` (L a multiple of `block_size`).
 
     Returns `(out [B, H, L, D], random_blocks [H, L // block_size, r])`, where `random_blocks` is the
@@ -73,5 +73,5 @@ def hf_random_blocks(length: int, *, num_heads: int, block_size: int = 64, num_r
     """The random-block tables `[H, L // block_size, r]` Hugging Face draws in training for this length."""
     q = torch.zeros(1, num_heads, length, 2)
     mask = torch.ones(1, length)
-    return hf_block_sparse_attention(q, q, q, mask, block_size=block_size, num_random_blocks=num_random_blocks,
-                                     seed=seed, max_seqlen=max_seqlen)[1]
+    return hf_block_sparse_attention(q, q, q, mask, block_size=block_size,
+                                     num_random_blocks=num_random_blocks, seed=seed, max_seqlen=max_seqlen)[1]

@@ -44,7 +44,8 @@ class LoadReport:
 
 
 def save_checkpoint(model: torch.nn.Module, directory: str | os.PathLike, *,
-                    tokenizer_files: tuple[str | os.PathLike, ...] = (), task: TaskSpec | None = None) -> Path:
+                    tokenizer_files: tuple[str | os.PathLike, ...] = (),
+                    task: TaskSpec | None = None) -> Path:
     """Write `model` (which carries `.config`) to `directory`, replacing it atomically if it exists."""
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
@@ -123,7 +124,7 @@ def load_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], *, so
 
 
 def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
-    """The model saved in `directory`: a `SequenceClassifier` when it has a task.json, else a `PretrainingModel`."""
+    """The model in `directory`: a `SequenceClassifier` if it has a task.json, else a `PretrainingModel`."""
     from dnabird.model.heads import PretrainingModel, SequenceClassifier
 
     config, task = read_config(directory), read_task(directory)

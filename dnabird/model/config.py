@@ -81,7 +81,8 @@ class EncoderConfig:
         if self.positional not in POSITIONAL_SCHEMES:
             raise ParameterError("positional", self.positional, f"one of {POSITIONAL_SCHEMES}")
         if not 0 <= self.pad_token_id < self.vocab_size:
-            raise ParameterError("pad_token_id", self.pad_token_id, f"an id below vocab_size={self.vocab_size}")
+            raise ParameterError("pad_token_id", self.pad_token_id,
+                                 f"an id below vocab_size={self.vocab_size}")
         if self.position_offset < 0 or self.position_offset >= self.max_positions:
             raise ParameterError("position_offset", self.position_offset,
                                  f"an integer in [0, max_positions={self.max_positions})")
@@ -114,7 +115,8 @@ class EncoderConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise ConfigError(f"{source}: unknown encoder config key(s) {unknown}; known keys: {sorted(known)}")
+            raise ConfigError(f"{source}: unknown encoder config key(s) {unknown}; "
+                              f"known keys: {sorted(known)}")
         return cls(**data)
 
     def save(self, path: str | Path) -> None:
@@ -142,7 +144,7 @@ class EncoderConfig:
 
 
 def bigbird_base(**overrides) -> EncoderConfig:
-    """BigBird genomics (Zaheer et al. 2020, Tab. 21): 12 x 768, 12 heads, 4096 positions, ITC b=64 w=3 r=3."""
+    """BigBird genomics (Zaheer et al. 2020, Tab. 21): 12 x 768, 12 heads, 4096 tokens, ITC b=64 w=3 r=3."""
     settings = dict(vocab_size=32000, hidden_size=768, num_layers=12, num_heads=12, intermediate_size=3072,
                     max_positions=4096, attention={"type": "bigbird_itc", "num_heads": 12, "block_size": 64,
                                                    "window_blocks": 3, "num_random_blocks": 3,

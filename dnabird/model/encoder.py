@@ -51,7 +51,8 @@ class Embeddings(nn.Module):
         length, offset = input_ids.shape[1], self.config.position_offset
         if offset + length > self.config.max_positions:
             raise ParameterError("input length", length,
-                                 f"at most max_positions - position_offset = {self.config.max_positions - offset}")
+                                 f"at most max_positions - position_offset = "
+                                 f"{self.config.max_positions - offset}")
         positions = torch.arange(offset, offset + length, device=input_ids.device)
         x = self.word(input_ids) + self.segment(token_type_ids) + self.position(positions)  # [B, L, H]
         if self.config.embedding_dropout_before_norm:
@@ -81,7 +82,8 @@ class SelfAttention(nn.Module):
 
     def _heads(self, x: torch.Tensor) -> torch.Tensor:
         batch, length, _ = x.shape
-        return x.view(batch, length, self.config.num_heads, self.config.head_size).transpose(1, 2)  # [B,nh,L,hd]
+        x = x.view(batch, length, self.config.num_heads, self.config.head_size)  # [B, L, nh, hd]
+        return x.transpose(1, 2)  # [B, nh, L, hd]
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int) -> torch.Tensor:
         q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))

@@ -128,5 +128,6 @@ class SequenceClassifier(nn.Module):
             if self.problem == "multiclass":
                 loss = F.cross_entropy(logits.float(), labels)
             else:
-                loss = F.binary_cross_entropy_with_logits(logits.float(), labels.float(), pos_weight=pos_weight)
+                loss = F.binary_cross_entropy_with_logits(logits.float(), labels.float(),
+                                                          pos_weight=pos_weight)
         return ClassifierOutput(loss, logits)

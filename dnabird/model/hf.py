@@ -77,8 +77,8 @@ def config_from_hf(hf: dict) -> EncoderConfig:
     if hf.get("attention_type", "block_sparse") == "original_full":
         pattern = {"type": "full", "num_heads": heads}
     else:
-        pattern = {"type": "bigbird_itc", "num_heads": heads, "block_size": hf["block_size"], "window_blocks": 3,
-                   "num_random_blocks": hf["num_random_blocks"], "random_mode": "hf"}
+        pattern = {"type": "bigbird_itc", "num_heads": heads, "block_size": hf["block_size"],
+                   "window_blocks": 3, "num_random_blocks": hf["num_random_blocks"], "random_mode": "hf"}
     return EncoderConfig(
         vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"], num_layers=hf["num_hidden_layers"],
         num_heads=heads, intermediate_size=hf["intermediate_size"],
@@ -158,9 +158,10 @@ def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike) -> Path
         attention = {"attention_type": "block_sparse", "block_size": pattern.block_size,
                      "num_random_blocks": pattern.num_random_blocks}
     else:
-        raise ConfigError(f"a {pattern.type_name} pattern {pattern.to_dict()} has no Hugging Face BigBird form")
+        raise ConfigError(f"pattern {pattern.to_dict()} has no Hugging Face BigBird form")
     if config.position_offset or not config.embedding_dropout_before_norm:
-        raise ConfigError("Hugging Face BigBird needs position_offset=0 and embedding_dropout_before_norm=True")
+        raise ConfigError("Hugging Face BigBird needs position_offset=0 and "
+                          "embedding_dropout_before_norm=True")
     hf_config = {
         "architectures": ["BigBirdForPreTraining"], "model_type": "big_bird", "vocab_size": config.vocab_size,
         "hidden_size": config.hidden_size, "num_hidden_layers": config.num_layers,

@@ -58,7 +58,8 @@ class TaskSpec:
             bad("labels", "at least two classes for a multiclass problem")
         if not isinstance(self.eval_length, int) or self.eval_length < 1:
             bad("eval_length", "a positive integer number of tokens")
-        if self.window_length is not None and (not isinstance(self.window_length, int) or self.window_length < 1):
+        window = self.window_length
+        if window is not None and (not isinstance(window, int) or window < 1):
             bad("window_length", "a positive integer number of bp, or null")
         if self.strand_rule not in STRAND_RULES:
             bad("strand_rule", f"one of {STRAND_RULES}")
