@@ -6,8 +6,8 @@ from dnabird.model import Encoder, PretrainingModel, layer_seed, tiny
 
 
 def small(**overrides):
-    settings = dict(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=64, vocab_size=64, dropout=0.0,
-                    attention_dropout=0.0, max_positions=4200,
+    settings = dict(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=64, vocab_size=64,
+                    dropout=0.0, attention_dropout=0.0, max_positions=4200,
                     attention={"type": "bigbird_itc", "num_heads": 2, "block_size": 16, "window_blocks": 3,
                                "num_random_blocks": 2, "random_mode": "uniform"})
     settings.update(overrides)
@@ -138,4 +138,4 @@ def test_construction_leaves_global_rng_alone():
     PretrainingModel(small(), seed=0)
     assert torch.equal(state, torch.random.get_rng_state())
     a, b = Encoder(small(), seed=5), Encoder(small(), seed=5)
-    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))

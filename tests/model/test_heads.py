@@ -8,8 +8,8 @@ from dnabird.model import IGNORE_INDEX, PretrainingModel, SequenceClassifier, ti
 
 
 def small(**overrides):
-    settings = dict(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=64, vocab_size=40, dropout=0.0,
-                    attention_dropout=0.0, max_positions=512,
+    settings = dict(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=64, vocab_size=40,
+                    dropout=0.0, attention_dropout=0.0, max_positions=512,
                     attention={"type": "bigbird_itc", "num_heads": 2, "block_size": 16, "window_blocks": 3,
                                "num_random_blocks": 1, "random_mode": "uniform"})
     settings.update(overrides)
@@ -69,8 +69,8 @@ def test_nsp_uses_pooled_cls():
 def test_classifier_losses(problem, outputs):
     model = SequenceClassifier(small(), outputs, problem=problem, seed=0).eval()
     tokens, _ = batch()
-    labels = {"binary": torch.tensor([1.0, 0.0]), "multilabel": torch.tensor([[1, 0, 1, 0, 0], [0, 0, 0, 1, 1.0]]),
-              "multiclass": torch.tensor([2, 0])}[problem]
+    labels = {"binary": torch.tensor([1.0, 0.0]), "multiclass": torch.tensor([2, 0]),
+              "multilabel": torch.tensor([[1, 0, 1, 0, 0], [0, 0, 0, 1, 1.0]])}[problem]
     with torch.no_grad():
         out = model(tokens, labels=labels)
     z = out.logits
