@@ -95,11 +95,11 @@ def test_tiny_model_overfits_a_small_batch():
     config = tiny(dropout=0.0, attention_dropout=0.0)
     model = PretrainingModel(config, seed=0).train()
     g = torch.Generator().manual_seed(0)
-    tokens = torch.randint(5, config.vocab_size, (4, 128), generator=g)
-    masked = torch.rand(4, 128, generator=g) < 0.15
+    tokens = torch.randint(5, config.vocab_size, (4, 64), generator=g)
+    masked = torch.rand(4, 64, generator=g) < 0.15
     inputs = torch.where(masked, 4, tokens)  # [MASK] = 4
     labels = torch.where(masked, tokens, IGNORE_INDEX)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     losses = []
     for step in range(300):
         loss = model(inputs, mlm_labels=labels, step=step).loss
