@@ -145,12 +145,8 @@ def from_hf_bigbird(source) -> PretrainingModel:
     return model
 
 
-def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike) -> Path:
-    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors).
-
-    Only ITC (random_mode "hf") and full patterns have a Hugging Face equivalent.
-    """
-    config = model.config
+def hf_config_dict(config: EncoderConfig) -> dict:
+    """The Hugging Face `BigBirdConfig` fields of `config` (ITC with a 3-block window, or full attention)."""
     pattern = config.pattern()
     if pattern.type_name == "full":
         attention = {"attention_type": "original_full", "block_size": 64, "num_random_blocks": 3}
@@ -162,7 +158,7 @@ def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike) -> Path
     if config.position_offset or not config.embedding_dropout_before_norm:
         raise ConfigError("Hugging Face BigBird needs position_offset=0 and "
                           "embedding_dropout_before_norm=True")
-    hf_config = {
+    return {
         "architectures": ["BigBirdForPreTraining"], "model_type": "big_bird", "vocab_size": config.vocab_size,
         "hidden_size": config.hidden_size, "num_hidden_layers": config.num_layers,
         "num_attention_heads": config.num_heads, "intermediate_size": config.intermediate_size,
@@ -172,6 +168,15 @@ def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike) -> Path
         "initializer_range": config.initializer_range, "layer_norm_eps": config.layer_norm_eps,
         "use_bias": config.attention_bias, "rescale_embeddings": False, "pad_token_id": config.pad_token_id,
         "tie_word_embeddings": True, **attention}
+
+
+def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike) -> Path:
+    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors).
+
+    Only ITC (3-block window) and full patterns have a Hugging Face equivalent; Hugging Face draws
+    its own random blocks (the `hf` placement).
+    """
+    hf_config = hf_config_dict(model.config)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
