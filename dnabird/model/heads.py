@@ -64,11 +64,13 @@ class PretrainingModel(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, mlm_labels: torch.Tensor | None = None,
-                nsp_labels: torch.Tensor | None = None, step: int = 0,
-                full_logits: bool = False) -> PretrainingOutput:
+                nsp_labels: torch.Tensor | None = None, step: int = 0, full_logits: bool = False,
+                global_positions: tuple[int, ...] | None = None) -> PretrainingOutput:
         """mlm_labels: [B, L] target ids, `IGNORE_INDEX` where not masked; with them the MLM logits are
-        computed only at masked positions unless `full_logits`. nsp_labels: [B] in {0, 1}."""
-        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step)  # [B, L, H]
+        computed only at masked positions unless `full_logits`. nsp_labels: [B] in {0, 1}.
+        step, global_positions: as in `Encoder.forward`."""
+        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step,
+                              global_positions=global_positions)  # [B, L, H]
         nsp_logits = self.nsp(self.encoder.pool(hidden))  # [B, 2]
         words = self.encoder.embeddings.word.weight
         mlm_loss = nsp_loss = positions = None
@@ -118,8 +120,10 @@ class SequenceClassifier(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, labels: torch.Tensor | None = None,
-                pos_weight: torch.Tensor | None = None, step: int = 0) -> ClassifierOutput:
-        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step)
+                pos_weight: torch.Tensor | None = None, step: int = 0,
+                global_positions: tuple[int, ...] | None = None) -> ClassifierOutput:
+        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step,
+                              global_positions=global_positions)
         logits = self.classifier(self.dropout(self.encoder.pool(hidden)))  # [B, num_outputs]
         if self.problem == "binary":
             logits = logits.squeeze(-1)  # [B]

@@ -116,6 +116,16 @@ def from_hf_bigbird(source) -> PretrainingModel:
     Heads the source lacks (NSP for `BigBirdForMaskedLM`; both for `BigBirdModel`) keep their fresh
     initialisation and are logged.
     """
+    return import_pretrained(source, prefix="bert.", config_from=config_from_hf, name_of=hf_name, tied=_TIED)
+
+
+def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[str, str]) -> PretrainingModel:
+    """Load a Hugging Face object or `save_pretrained` directory into a new `PretrainingModel`.
+
+    prefix: the base-model prefix of head models (a bare base model's keys get it added).
+    config_from: Hugging Face config dict → `EncoderConfig`; name_of: dnabird key → Hugging Face key
+    (None: no counterpart, stays initialised); tied: (decoder weight, decoder bias) keys to ignore.
+    """
     if isinstance(source, (str, os.PathLike)):
         hf_config, tensors = _read_hf_dir(Path(source))
         where = str(Path(source) / "model.safetensors")
@@ -123,25 +133,26 @@ def from_hf_bigbird(source) -> PretrainingModel:
         hf_config = source.config.to_dict()
         tensors = {k: v.detach() for k, v in source.state_dict().items()}
         where = type(source).__name__
-    if not any(k.startswith("bert.") for k in tensors):  # a bare BigBirdModel
-        tensors = {f"bert.{k}": v for k, v in tensors.items()}
-    model = PretrainingModel(config_from_hf(hf_config))
-    wanted = {hf_name(name): name for name in model.state_dict()}
-    decoder_weight = tensors.get(_TIED[0])
-    word = tensors.get("bert.embeddings.word_embeddings.weight")
+    if not any(k.startswith(prefix) for k in tensors):  # a bare base model
+        tensors = {f"{prefix}{k}": v for k, v in tensors.items()}
+    model = PretrainingModel(config_from(hf_config))
+    wanted = {name_of(name): name for name in model.state_dict() if name_of(name) is not None}
+    decoder_weight = tensors.get(tied[0])
+    word = tensors.get(name_of("encoder.embeddings.word.weight"))
     if decoder_weight is not None and word is not None and not torch.equal(decoder_weight, word):
         raise ConfigError(f"{where}: the MLM decoder is not tied to the word embeddings; dnabird ties them")
-    ignored = set(_TIED) | {k for k in tensors if k.endswith(("position_ids", "token_type_ids"))}
+    ignored = set(tied) | {k for k in tensors if k.endswith(("position_ids", "token_type_ids"))}
     unexpected = sorted(set(tensors) - set(wanted) - ignored)
     if unexpected:
         raise CheckpointError(f"{where}: Hugging Face tensors with no dnabird counterpart: {unexpected[:10]}")
     report = load_weights(model, {wanted[k]: v for k, v in tensors.items() if k in wanted}, source=where,
                           strict=False)
-    encoder_missing = [k for k in report.initialised if k.startswith("encoder.")]
+    encoder_missing = [k for k in report.initialised
+                       if k.startswith("encoder.") and not k.startswith("encoder.pooler.")]
     if encoder_missing:
         raise CheckpointError(f"{where}: encoder tensors missing: {encoder_missing[:10]}")
     if report.initialised:
-        log.info("imported %s; heads freshly initialised: %s", where, ", ".join(report.initialised))
+        log.info("imported %s; freshly initialised: %s", where, ", ".join(report.initialised))
     return model
 
 
