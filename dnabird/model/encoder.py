@@ -156,6 +156,8 @@ class Encoder(nn.Module):
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         mask = None if attention_mask is None else attention_mask.bool()
+        if mask is not None and bool(mask.all()):
+            mask = None  # nothing padded: let the attention core skip masking
         pattern = self.pattern(global_positions)
         x = self.embeddings(input_ids, token_type_ids)  # [B, L, H]
         for index, layer in enumerate(self.layers):
