@@ -97,8 +97,8 @@ def run_cell(kind: str, what: str, length: int, repeat: int, threads: int) -> di
     torch.set_num_threads(threads)
     config = preset("bigbird-base" if what == "layer" else what)
     step = (_layer_step if what == "layer" else _model_step)(kind, config, length)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # model and inputs built, no step yet
     step(0)  # warm-up
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     for i in range(repeat):
         step(i + 1)
@@ -140,7 +140,8 @@ def main(argv=None) -> int:
     if args.hf4_python:
         runners.append(("hf4", "hf", args.hf4_python))
     header = f"{'model':<13}{'L':>6}" + "".join(f"{name + ' tok/s':>16}{name + ' MB':>11}" for name, _, _ in runners)
-    print(f"forward+backward, batch 1, {args.threads} threads, fp32, CPU; MB = peak RSS added by a step")
+    print(f"forward+backward, batch 1, {args.threads} threads, fp32, CPU; MB = peak RSS added by the steps "
+          "(activations, gradients)")
     print(header + f"{'speed-up vs faster HF':>23}")
     for what in args.models:
         for length in args.lengths:
