@@ -172,8 +172,10 @@ class FlexBackend(Backend):
         return reasons
 
     def run(self, call):
-        out = compiled_flex_attention()(call.q, call.k, call.v, block_mask=build_block_mask(call),
-                                        scale=call.scale)
+        q, k, v = call.q, call.k, call.v
+        if not torch.is_grad_enabled():  # flex refuses CPU inputs that require grad even under no_grad
+            q, k, v = q.detach(), k.detach(), v.detach()
+        out = compiled_flex_attention()(q, k, v, block_mask=build_block_mask(call), scale=call.scale)
         globals_ = call.global_tokens
         if call.global_qkv is not None and globals_.numel():  # separate projections for global rows
             gq, gk, gv = call.global_qkv

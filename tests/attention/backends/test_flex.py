@@ -27,13 +27,14 @@ def inputs(batch=2, heads=3, length=LENGTH, seed=0):
 
 def check_forward(pattern, causal=False, global_qkv=False):
     q, k, v, kpm = inputs()
+    q.requires_grad_(True)  # inference on tensors that require grad (e.g. a model's eval pass) must run
     extra = {}
     if global_qkv:
         gq, gk, gv = inputs(seed=1)[:3]
         extra = {"global_qkv": (gq, gk, gv)}
     with torch.no_grad():
         out = attention(q, k, v, pattern, key_padding_mask=kpm, seed=4, causal=causal, backend="flex", **extra)
-    expected = reference(q, k, v, pattern.dense_mask(LENGTH, seed=4, causal=causal), kpm)
+    expected = reference(q.detach(), k, v, pattern.dense_mask(LENGTH, seed=4, causal=causal), kpm)
     if global_qkv:
         rows = list(pattern.global_positions)
         expected[:, :, rows] = reference(gq, gk, gv, torch.ones(3, LENGTH, LENGTH, dtype=torch.bool), kpm)[:, :, rows]
