@@ -1,31 +1,36 @@
 """No quadratic memory: the sparse sdpa path at L = 16384 stays far below an L×L score matrix.
 
-Each measurement runs in a fresh process and reports the growth of its peak RSS over the RSS
-it held just before the call (forward and backward); torch's allocator is invisible to
-tracemalloc, so RSS is the honest measure. A dense control proves the probe sees L×L memory.
+Each measurement runs in a fresh process and reports how far the process's peak mapped memory
+(VmPeak) rises above what it mapped just before one forward + backward call. That bounds the
+growth of its resident memory from above, and unlike RSS it cannot be inflated by shared-library
+pages the kernel evicted under memory pressure; torch's allocator is invisible to tracemalloc.
+A dense control proves the probe sees L×L memory.
 """
 
 import subprocess
 import sys
 
 PROBE = """
-import os, resource, sys, torch
+import sys, torch
 from dnabird.attention import BigBirdITC, attention
 torch.set_num_threads(1)
+def mapped(field):
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith(field + ":"))
 length, backend, heads = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 g = torch.Generator().manual_seed(0)
 q, k, v = (torch.randn(1, heads, length, 16, generator=g).requires_grad_() for _ in range(3))
 pattern = BigBirdITC(heads)
 attention(q[:, :, :512], k[:, :, :512], v[:, :, :512], pattern, backend=backend).sum().backward()  # warm-up
 q.grad = k.grad = v.grad = None
-before = int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+before = mapped("VmSize")
 attention(q, k, v, pattern, backend=backend).sum().backward()
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before)
+print(mapped("VmPeak") - before)
 """
 
 
 def peak_growth(length: int, backend: str, heads: int = 2) -> int:
-    """Bytes by which the peak RSS of a fresh process grows during one forward + backward call."""
+    """Bytes by which a fresh process's peak mapped memory grows during one forward + backward call."""
     done = subprocess.run([sys.executable, "-c", PROBE, str(length), backend, str(heads)],
                           capture_output=True, text=True, check=True)
     return int(done.stdout.strip().splitlines()[-1])

@@ -10,6 +10,7 @@ key padding). `flex_attention` is compiled once per process (`dynamic=False`). I
 from __future__ import annotations
 
 import functools
+import math
 import shutil
 
 import torch
@@ -19,6 +20,7 @@ from dnabird.attention.backends.gather import _dense_rows
 from dnabird.attention.backends.sdpa import sdpa_kernel
 
 FULL_TILE = 128  # tile of full-attention layouts (their block size may be 1 token)
+CUDA_TILE_MULTIPLE = 16  # Triton's smallest matrix tile
 
 
 @functools.cache
@@ -124,6 +126,14 @@ def _mask_mod(call):
     return mask_mod, only_padding
 
 
+def kernel_options(call, block_mask) -> dict | None:
+    """On CUDA, Triton tiles that divide the BlockMask's tiles (the default 128 rows would not divide 64)."""
+    if call.q.device.type != "cuda":
+        return None
+    tile = math.gcd(block_mask.BLOCK_SIZE[0], 64)
+    return {"BLOCK_M": tile, "BLOCK_N": tile}
+
+
 def build_block_mask(call):
     """The `BlockMask` of `call`: the layout's key blocks (plus global-token tiles) as flex tiles."""
     from torch.nn.attention.flex_attention import BlockMask
@@ -163,6 +173,10 @@ class FlexBackend(Backend):
         reasons = []
         if call.dropout_p:
             reasons.append(f"FlexAttention has no attention dropout (dropout_p={call.dropout_p})")
+        if call.q.device.type == "cuda" and not call.layout.global_rows.all() \
+                and call.layout.block_size % CUDA_TILE_MULTIPLE:
+            reasons.append(f"FlexAttention on CUDA needs a block size that is a multiple of {CUDA_TILE_MULTIPLE} "
+                           f"(got {call.layout.block_size})")
         if call.q.device.type == "cpu":
             if _needs_grad(call):
                 reasons.append("FlexAttention's backward does not run on CPU in torch 2.13: use it for "
@@ -175,7 +189,9 @@ class FlexBackend(Backend):
         q, k, v = call.q, call.k, call.v
         if not torch.is_grad_enabled():  # flex refuses CPU inputs that require grad even under no_grad
             q, k, v = q.detach(), k.detach(), v.detach()
-        out = compiled_flex_attention()(q, k, v, block_mask=build_block_mask(call), scale=call.scale)
+        block_mask = build_block_mask(call)
+        out = compiled_flex_attention()(q, k, v, block_mask=block_mask, scale=call.scale,
+                                        kernel_options=kernel_options(call, block_mask))
         globals_ = call.global_tokens
         if call.global_qkv is not None and globals_.numel():  # separate projections for global rows
             gq, gk, gv = call.global_qkv
