@@ -1,0 +1,1 @@
+"""The genome data path: manifests and fetching, corpus, tokenizer, token shards."""
