@@ -153,7 +153,8 @@ def build_block_mask(call):
         tiles &= torch.ones(n, n, dtype=torch.bool).tril()
     tiles = tiles.to(call.q.device)
     mask_mod, only_padding = _mask_mod(call)
-    kwargs = {"BLOCK_SIZE": tile, "seq_lengths": (length, length), "mask_mod": mask_mod}
+    kwargs = {"BLOCK_SIZE": tile, "seq_lengths": (length, length), "mask_mod": mask_mod,
+              "compute_q_blocks": _needs_grad(call)}  # the transposed tables serve only the backward
     if mask_mod is None or only_padding:
         full = tiles
         if mask_mod is not None:  # tiles whose keys are all real need no per-token check
