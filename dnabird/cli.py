@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "dnabird.commands.evaluate",
     "dnabird.commands.fetch",
     "dnabird.commands.corpus",
+    "dnabird.commands.import_hf",
 )
 
 
