@@ -18,10 +18,10 @@ import numpy as np
 import torch
 
 from dnabird.errors import InputFormatError, ParameterError
+from dnabird.model.heads import IGNORE_INDEX
 
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
 NUM_SPECIAL = 5
-IGNORE_INDEX = -100          # MLM label at positions that are not predicted (torch's cross-entropy default)
 NSP_IS_NEXT, NSP_IS_RANDOM = 0, 1
 _MAX_PARTNER_DRAWS = 100
 

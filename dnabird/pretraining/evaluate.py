@@ -20,7 +20,6 @@ import torch.nn.functional as F
 
 from dnabird.data.pretraining import (
     CLS_ID,
-    IGNORE_INDEX,
     NUM_SPECIAL,
     PAD_ID,
     SEP_ID,
@@ -28,6 +27,7 @@ from dnabird.data.pretraining import (
     collate,
 )
 from dnabird.errors import CheckpointError
+from dnabird.model.heads import IGNORE_INDEX
 
 
 def token_bp_lengths(tokenizer) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from dnabird.model.heads import IGNORE_INDEX
 from dnabird.train import LossOutput
 
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -16,7 +17,7 @@ def mlm_nsp_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], step: i
     """
     out = model(*(batch[k] for k in MODEL_INPUTS), mlm_labels=batch["mlm_labels"],
                 nsp_labels=batch["nsp_label"], step=step)
-    labels = batch["mlm_labels"][batch["mlm_labels"] != -100]   # order of out.mlm_logits' rows
+    labels = batch["mlm_labels"][batch["mlm_labels"] != IGNORE_INDEX]   # order of out.mlm_logits' rows
     one = torch.ones((), device=labels.device)
     metrics = {
         "mlm_acc": ((out.mlm_logits.argmax(-1) == labels).sum(), torch.tensor(float(len(labels)))),

@@ -5,7 +5,6 @@ import pytest
 
 from dnabird.data.pretraining import (
     CLS_ID,
-    IGNORE_INDEX,
     MASK_ID,
     NUM_SPECIAL,
     PAD_ID,
@@ -15,6 +14,7 @@ from dnabird.data.pretraining import (
     collate,
 )
 from dnabird.errors import InputFormatError, ParameterError
+from dnabird.model.heads import IGNORE_INDEX
 from dnabird.train.data import step_batches
 
 
