@@ -26,7 +26,7 @@ FIXTURE_OVERRIDES = (
     "pretrain.train.warmup_steps=15",
     "pretrain.train.checkpoint_every=150",
     "pretrain.eval_examples=32",
-    "pretrain.min_margin_bits=null",
+    "pretrain.min_margin_bits={}",
 )
 
 
