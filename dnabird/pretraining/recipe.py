@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.data.pretraining import PretrainingExamples, collate
-from dnabird.errors import CheckpointError, ParameterError
-from dnabird.pretraining.evaluate import format_report, heldout_report, write_json
+from dnabird.errors import CheckpointError, DnabirdError, ParameterError
+from dnabird.pretraining.evaluate import BASELINES, format_report, heldout_report, write_json
 from dnabird.pretraining.objective import mlm_nsp_loss
 from dnabird.train import TrainConfig, checkpoint, distributed, train
 from dnabird.train.loop import seed_everything
@@ -30,8 +30,8 @@ class PretrainConfig:
         tokenizer and shards stages".
     max_length: tokens per example; mask_rate, random_next_rate: see `PretrainingExamples`.
     eval_examples, eval_batch_size, eval_seed: the held-out evaluation after training (0 skips it).
-    min_margin_bits: if set, the run fails unless the model's held-out bits per base is at least this
-        much below both baselines (unigram; same model with one-sentence context).
+    min_margin_bits: baseline ("unigram" or "one_sentence") -> bits per base the model must be below
+        it on the held-out data, or the run fails (after saving everything).
     train: the loop's `TrainConfig` (optimizer, schedule, batch, checkpoints, precision, out_dir).
     """
 
@@ -46,19 +46,26 @@ class PretrainConfig:
     eval_examples: int = 256
     eval_batch_size: int = 8
     eval_seed: int = 1234
-    min_margin_bits: float | None = None
+    min_margin_bits: dict = field(default_factory=dict)
     train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self):
+        unknown = sorted(set(self.min_margin_bits) - set(BASELINES))
+        if unknown:
+            raise ParameterError("min_margin_bits", self.min_margin_bits, f"keys among {BASELINES}")
 
 
 def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> PretrainConfig:
-    """Read a pretraining YAML (the keys of `PretrainConfig`), apply `key.sub=value` overrides, validate.
-
-    Unknown keys and wrong types fail naming the file and the key.
-    """
+    """Read a pretraining YAML (the keys of `PretrainConfig`) or a pipeline YAML with a `pretrain`
+    section, apply `key.sub=value` overrides, validate. Unknown keys and wrong types fail by name."""
     from dnabird.config import apply_overrides, build_config, read_yaml
 
-    data = apply_overrides(read_yaml(path), overrides, str(path))
-    return build_config(PretrainConfig, data, str(path))
+    data = read_yaml(path)
+    if "pretrain" in data:                 # a pipeline file: train its `pretrain` section
+        from dnabird.stages.pretrain import from_pipeline
+
+        return from_pipeline(path, overrides)
+    return build_config(PretrainConfig, apply_overrides(data, overrides, str(path)), str(path))
 
 
 def encoder_config(config: PretrainConfig, vocab_size: int):
@@ -131,8 +138,9 @@ def _evaluate(model, config: PretrainConfig, tokenizer, device) -> dict:
                             seed=config.eval_seed, device=device)
     write_json(Path(config.train.out_dir) / "report.json", report)
     print(format_report(report))
-    margin = report["margin_bits_per_base"]
-    if config.min_margin_bits is not None and margin < config.min_margin_bits:
-        raise ParameterError("min_margin_bits", config.min_margin_bits,
-                             f"a margin the model reached (it beat the best baseline by {margin:.3f} bits/bp)")
+    for baseline, required in config.min_margin_bits.items():
+        margin = report["margin_bits_per_base"][baseline]
+        if margin < required:
+            raise DnabirdError(f"min_margin_bits: the model's held-out bits per base is {margin:+.3f} below "
+                               f"the {baseline} baseline, {required} required (report: {config.train.out_dir})")
     return report
