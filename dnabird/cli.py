@@ -17,6 +17,8 @@ from dnabird.errors import DnabirdError
 
 COMMAND_MODULES = (
     "dnabird.commands.info",
+    "dnabird.commands.run",
+    "dnabird.commands.tokenizer",
 )
 
 

@@ -15,7 +15,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -207,3 +207,28 @@ class Tokenizer:
             raise ParameterError("sentences", "an empty stream", "at least one non-empty sentence")
         return bases / tokens
 
+
+
+def corpus_sentences(corpus_dir: str | os.PathLike, split: str) -> Iterator[str]:
+    """Every sentence sequence of one split of a corpus directory, in corpus order."""
+    from dnabird.data.corpus import iter_documents
+
+    for document in iter_documents(corpus_dir, split):
+        for sentence in document.sentences:
+            yield sentence.sequence
+
+
+def train_on_corpus(corpus_dir: str | os.PathLike, path: str | os.PathLike, *,
+                    heldout_sentences: int = 20_000, seed: int = 0,
+                    **train_options) -> tuple[Tokenizer, dict]:
+    """Train on a corpus's `train` split; report bp/token on a seeded sample of `heldout` sentences.
+
+    `train_options` go to `Tokenizer.train` (vocab_size, max_piece_length, sample_size, ...).
+    """
+    tokenizer = Tokenizer.train(corpus_sentences(corpus_dir, "train"), path, seed=seed, **train_options)
+    heldout = reservoir_sample(corpus_sentences(corpus_dir, "heldout"), heldout_sentences, seed) \
+        if heldout_sentences else []
+    report = {"vocab_size": tokenizer.vocab_size, "tokenizer_hash": tokenizer.hash,
+              "heldout_sentences": len(heldout),
+              "heldout_bp_per_token": round(tokenizer.bp_per_token(heldout), 4) if heldout else None}
+    return tokenizer, report

@@ -1,0 +1,54 @@
+"""`dnabird tokenizer train|encode`: train the DNA BPE tokenizer on a corpus, or encode sequences."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dnabird.data.tokenizer import Tokenizer, train_on_corpus
+
+
+def train(args: argparse.Namespace) -> int:
+    tokenizer, report = train_on_corpus(args.corpus, args.out, heldout_sentences=args.heldout_sentences,
+                                        seed=args.seed, vocab_size=args.vocab_size,
+                                        max_piece_length=args.max_piece_length,
+                                        sample_size=args.sample_sentences)
+    print(f"wrote {args.out} (vocab {tokenizer.vocab_size}, sha256 {tokenizer.hash})")
+    if report["heldout_bp_per_token"] is not None:
+        print(f"held-out bp/token: {report['heldout_bp_per_token']:.3f} "
+              f"over {report['heldout_sentences']} sentences")
+    return 0
+
+
+def encode(args: argparse.Namespace) -> int:
+    tokenizer = Tokenizer.load(args.model)
+    lines = args.sequences or (line.strip() for line in sys.stdin)
+    for number, sequence in enumerate(lines, start=1):
+        ids = tokenizer.encode(sequence, record=f"input {number}")
+        if args.offsets:
+            print(" ".join(f"{token}:{start}-{end}"
+                           for token, (start, end) in zip(ids, tokenizer.offsets(sequence), strict=True)))
+        else:
+            print(" ".join(map(str, ids)))
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("tokenizer", help="train the DNA BPE tokenizer or encode sequences")
+    commands = parser.add_subparsers(title="tokenizer commands", metavar="COMMAND", required=True)
+    trainer = commands.add_parser("train", help="train on the train split of a corpus directory")
+    trainer.add_argument("corpus", help="corpus directory written by `dnabird corpus`")
+    trainer.add_argument("--out", required=True, help="model file to write, e.g. dna.model")
+    trainer.add_argument("--vocab-size", type=int, default=32000, help="vocabulary incl. 5 specials (32000)")
+    trainer.add_argument("--max-piece-length", type=int, default=16, help="longest piece in bp (16)")
+    trainer.add_argument("--sample-sentences", type=int, default=1_000_000,
+                         help="training sentences sampled into memory (1,000,000)")
+    trainer.add_argument("--heldout-sentences", type=int, default=20_000,
+                         help="held-out sentences to report bp/token on (20,000; 0 to skip)")
+    trainer.add_argument("--seed", type=int, default=0)
+    trainer.set_defaults(func=train)
+    encoder = commands.add_parser("encode", help="print token ids of DNA sequences (arguments or stdin)")
+    encoder.add_argument("--model", required=True, help="tokenizer model file")
+    encoder.add_argument("sequences", nargs="*", help="uppercase ACGTN sequences; none: read stdin")
+    encoder.add_argument("--offsets", action="store_true", help="print id:start-end bp spans")
+    encoder.set_defaults(func=encode)

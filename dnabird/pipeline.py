@@ -1,0 +1,291 @@
+"""`dnabird run PIPELINE.yaml`: named stages in a fixed order, each skipped when nothing it reads changed.
+
+A pipeline YAML has `out_dir`, `seed` and one section per stage to run (stage name -> its config
+keys). Stages run in registry order (`STAGE_MODULES`); each writes under `out_dir/<stage>/` and
+records `stage.json` (config, seed, input fingerprint, outputs, versions, seconds) when it finishes.
+
+A stage is skipped when its `stage.json` holds the same config and seed, the same fingerprint of
+its inputs, and all its recorded outputs still exist. The fingerprint of a file is its size,
+modification time and the sha256 of its first and last MiB (cheap on multi-GB genomes; a
+same-size edit in the middle of a file is caught by the mtime); a directory is the fingerprint
+of every file below it. Stages that work in parts (corpus parts, shards) resume part by part
+inside their own `run`.
+
+Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import logging
+import os
+import time
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from dnabird.errors import ConfigError
+
+STAGE_MODULES = (
+    "dnabird.stages.fetch",
+    "dnabird.stages.corpus",
+    "dnabird.stages.tokenizer",
+    "dnabird.stages.shards",
+)
+PIPELINE_KEYS = ("out_dir", "seed")
+FINGERPRINT_BLOCK = 1 << 20
+STAGE_RECORD = "stage.json"
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A pipeline stage: its config dataclass, the paths whose content it reads, and what it runs.
+
+    `inputs(config, context)` returns files or directories; `run(config, context, stage_dir)` does
+    the work and returns its outputs as a name -> path mapping (paths later stages can read).
+    """
+
+    name: str
+    config: type
+    inputs: Callable[[object, RunContext], Sequence[Path]]
+    run: Callable[[object, RunContext, Path], Mapping[str, str | os.PathLike]]
+
+
+@dataclass
+class RunContext:
+    """What a stage sees of the run: the output root, the seed and earlier stages' outputs."""
+
+    out_dir: Path
+    seed: int
+    outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def output(self, stage: str, name: str) -> Path:
+        """The path an earlier stage recorded as `name`; a clear error if that stage did not run."""
+        try:
+            return Path(self.outputs[stage][name])
+        except KeyError:
+            raise ConfigError(
+                f"this stage needs output {name!r} of stage {stage!r}: add a {stage!r} section"
+            ) from None
+
+
+@dataclass
+class Pipeline:
+    """A validated pipeline: output root, seed, and each stage's config object in run order."""
+
+    source: str
+    out_dir: Path
+    seed: int
+    stages: dict[str, object]
+
+    def resolved(self) -> dict:
+        """The full config, defaults filled in, as plain data (what `run.json` records)."""
+        return {"out_dir": str(self.out_dir), "seed": self.seed,
+                **{name: dataclasses.asdict(config) for name, config in self.stages.items()}}
+
+
+def registered_stages() -> list[Stage]:
+    """Every stage dnabird knows, in run order."""
+    return [importlib.import_module(module).STAGE for module in STAGE_MODULES]
+
+
+# ---- configs -----------------------------------------------------------------------------------
+
+def build_config(cls: type, data: Mapping, where: str):
+    """Instantiate dataclass `cls` from `data`, checking names and types; errors name `where` and the key."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of keys, got {type(data).__name__}")
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(known)})")
+    hints = typing.get_type_hints(cls)
+    values = {key: _coerce(value, hints[key], f"{where}.{key}") for key, value in data.items()}
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"{where}: {err}") from err
+
+
+def _coerce(value, kind, where: str):
+    """`value` checked against annotation `kind`: int, float, str, bool, lists, optionals, dataclasses."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for option in (a for a in args if a is not type(None)):
+            try:
+                return _coerce(value, option, where)
+            except ConfigError as err:
+                errors.append(str(err))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} matches none of {kind}")
+    if origin in (list, tuple):
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        item = args[0] if args else typing.Any
+        items = [_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
+        return items if origin is list else tuple(items)
+    if origin is dict or kind is dict:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        return dict(value)
+    if dataclasses.is_dataclass(kind):
+        return build_config(kind, value, where)
+    if kind is typing.Any:
+        return value
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind is Path and isinstance(value, str):
+        return Path(value)
+    if kind in (bool, int, float, str) and (type(value) is not kind):
+        raise ConfigError(f"{where}: expected {kind.__name__}, got {value!r}")
+    return value
+
+
+def parse_override(text: str) -> tuple[list[str], object]:
+    """`key.sub=value` -> (["key", "sub"], value), the value read as a YAML scalar or list."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"override {text!r}: expected key.sub=value")
+    try:
+        value = yaml.safe_load(raw) if raw else ""
+    except yaml.YAMLError as err:
+        raise ConfigError(f"override {text!r}: value does not parse ({err})") from err
+    return key.split("."), value
+
+
+def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
+                  stages: Sequence[Stage] | None = None) -> Pipeline:
+    """Read and validate a pipeline YAML, applying `key.sub=value` overrides first."""
+    path = Path(path)
+    stages = registered_stages() if stages is None else list(stages)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read pipeline file ({err.strerror})") from err
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({err})") from err
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of stage sections, got {type(data).__name__}")
+    for override in overrides:
+        keys, value = parse_override(override)
+        target = data
+        for key in keys[:-1]:
+            if target.get(key) is None:
+                target[key] = {}
+            target = target[key]
+            if not isinstance(target, dict):
+                raise ConfigError(f"override {override!r}: {key!r} is not a section in {path}")
+        target[keys[-1]] = value
+    by_name = {stage.name: stage for stage in stages}
+    for key in data:
+        if key not in by_name and key not in PIPELINE_KEYS:
+            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join([*PIPELINE_KEYS, *by_name])})")
+    seed = _coerce(data.get("seed", 0), int, f"{path}: seed")
+    out_dir = _coerce(data.get("out_dir", "runs/" + path.stem), str, f"{path}: out_dir")
+    configs = {stage.name: build_config(stage.config, data[stage.name] or {}, f"{path}: {stage.name}")
+               for stage in stages if stage.name in data}
+    return Pipeline(str(path), Path(out_dir), seed, configs)
+
+
+# ---- fingerprints and stage records ---------------------------------------------------------------
+
+def fingerprint(path: str | os.PathLike) -> dict:
+    """Cheap content fingerprint: per file, size, mtime and sha256 of the first and last MiB.
+
+    A directory maps each file below it to its fingerprint, leaving out temporary `*.tmp` files
+    and stage records (a stage's output folder may be its own stage folder).
+    """
+    path = Path(path)
+    if path.is_dir():
+        return {str(p.relative_to(path)): fingerprint(p) for p in sorted(path.rglob("*"))
+                if p.is_file() and not p.name.endswith(".tmp") and p.name != STAGE_RECORD}
+    if not path.is_file():
+        raise ConfigError(f"input {path} does not exist")
+    stat = path.stat()
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        digest.update(handle.read(FINGERPRINT_BLOCK))
+        if stat.st_size > FINGERPRINT_BLOCK:
+            handle.seek(max(FINGERPRINT_BLOCK, stat.st_size - FINGERPRINT_BLOCK))
+            digest.update(handle.read())
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python, dnabird and its main dependencies (as `dnabird info` shows them)."""
+    from dnabird.commands.info import environment_report
+
+    return environment_report()
+
+
+def write_json(path: Path, data: Mapping) -> None:
+    """Write `data` as JSON to `path` via a temp file and rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(temp, path)
+
+
+def _stage_key(config, seed: int, inputs: Sequence[Path]) -> dict:
+    return {"config": json.loads(json.dumps(dataclasses.asdict(config), default=str)), "seed": seed,
+            "inputs": {str(p): fingerprint(p) for p in inputs}}
+
+
+def _load_record(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+# ---- running --------------------------------------------------------------------------------------
+
+def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
+                 force: Sequence[str] = ()) -> dict[str, str]:
+    """Run (or skip) each configured stage in order; returns stage -> "ran" | "skipped".
+
+    `force` names stages to run even when up to date. Writes `out_dir/run.json` (resolved
+    config, seed, versions, what ran and how long it took).
+    """
+    stages = [s for s in (registered_stages() if stages is None else stages) if s.name in pipeline.stages]
+    context = RunContext(pipeline.out_dir, pipeline.seed)
+    status, seconds = {}, {}
+    environment = versions()
+    for stage in stages:
+        config = pipeline.stages[stage.name]
+        stage_dir = pipeline.out_dir / stage.name
+        record_path = stage_dir / STAGE_RECORD
+        key = _stage_key(config, pipeline.seed, stage.inputs(config, context))
+        record = _load_record(record_path)
+        if (stage.name not in force and record is not None and record.get("key") == key
+                and all(Path(p).exists() for p in record["outputs"].values())):
+            log.info("stage %s: up to date, skipped (%s)", stage.name, record_path)
+            context.outputs[stage.name] = record["outputs"]
+            status[stage.name] = "skipped"
+            continue
+        log.info("stage %s: running into %s", stage.name, stage_dir)
+        record_path.unlink(missing_ok=True)
+        stage_dir.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        outputs = {name: str(path) for name, path in stage.run(config, context, stage_dir).items()}
+        seconds[stage.name] = round(time.perf_counter() - started, 2)
+        context.outputs[stage.name] = outputs
+        write_json(record_path, {"key": key, "outputs": outputs, "seconds": seconds[stage.name],
+                                 "versions": environment})
+        status[stage.name] = "ran"
+        log.info("stage %s: done in %.1f s", stage.name, seconds[stage.name])
+    write_json(pipeline.out_dir / "run.json", {
+        "pipeline": pipeline.source, "config": pipeline.resolved(), "seed": pipeline.seed,
+        "versions": environment, "stages": status, "seconds": seconds, "outputs": context.outputs,
+    })
+    return status

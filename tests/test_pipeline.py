@@ -1,0 +1,195 @@
+"""Pipeline runner: config validation, overrides, skipping by config + input content, per-part resume."""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dnabird.errors import ConfigError
+from dnabird.pipeline import (
+    STAGE_MODULES,
+    Stage,
+    fingerprint,
+    load_pipeline,
+    parse_override,
+    registered_stages,
+    run_pipeline,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class MakeConfig:
+    value: int = 1
+    parts: int = 4
+    fail_after: int | None = None  # raise after writing this many parts (simulates an interruption)
+
+
+@dataclass
+class UseConfig:
+    labels: list[str] = field(default_factory=lambda: ["x"])
+    scale: float = 1.0
+
+
+class Recorder:
+    """Two toy stages: `make` writes parts derived from an input file, `use` concatenates them."""
+
+    def __init__(self, source: Path):
+        self.source, self.calls = source, []
+
+    def stages(self):
+        return [Stage("make", MakeConfig, lambda c, ctx: [self.source], self.make),
+                Stage("use", UseConfig, lambda c, ctx: [ctx.output("make", "parts")], self.use)]
+
+    def make(self, config, context, stage_dir):
+        text = self.source.read_text()
+        for index in range(config.parts):
+            part = stage_dir / f"part-{index}.txt"
+            content = f"{text}:{config.value}:{index}"
+            if part.exists() and part.read_text() == content:
+                continue  # resume: this part is done
+            if config.fail_after is not None and index >= config.fail_after:
+                raise KeyboardInterrupt
+            self.calls.append(("make", index))
+            part.write_text(content)
+        return {"parts": stage_dir}
+
+    def use(self, config, context, stage_dir):
+        self.calls.append(("use", None))
+        parts = sorted(context.output("make", "parts").glob("part-*.txt"))
+        (stage_dir / "all.txt").write_text("|".join(p.read_text() for p in parts))
+        return {"all": stage_dir / "all.txt"}
+
+
+@pytest.fixture
+def setup(tmp_path):
+    source = tmp_path / "input.txt"
+    source.write_text("aaaa")
+    config = tmp_path / "p.yaml"
+    config.write_text(yaml.safe_dump({"out_dir": str(tmp_path / "out"), "seed": 3, "make": {"value": 2},
+                                      "use": None}))
+    return Recorder(source), config
+
+
+def test_second_run_skips_everything(setup):
+    recorder, config = setup
+    pipeline = load_pipeline(config, stages=recorder.stages())
+    assert run_pipeline(pipeline, recorder.stages()) == {"make": "ran", "use": "ran"}
+    assert recorder.calls == [("make", i) for i in range(4)] + [("use", None)]
+    recorder.calls.clear()
+    assert run_pipeline(pipeline, recorder.stages()) == {"make": "skipped", "use": "skipped"}
+    assert recorder.calls == []
+    run = json.loads((pipeline.out_dir / "run.json").read_text())
+    assert run["seed"] == 3 and run["config"]["make"] == {"value": 2, "parts": 4, "fail_after": None}
+    assert run["config"]["use"] == {"labels": ["x"], "scale": 1.0}
+    assert "numpy" in run["versions"] and "python" in run["versions"]
+    assert (pipeline.out_dir / "use" / "all.txt").read_text().startswith("aaaa:2:0|")
+
+
+def test_config_change_or_input_content_change_reruns(setup):
+    recorder, config = setup
+    run_pipeline(load_pipeline(config, stages=recorder.stages()), recorder.stages())
+    changed = load_pipeline(config, ["use.scale=2"], stages=recorder.stages())
+    assert run_pipeline(changed, recorder.stages()) == {"make": "skipped", "use": "ran"}
+    recorder.source.write_text("bbbb")  # same size, new content
+    assert run_pipeline(changed, recorder.stages()) == {"make": "ran", "use": "ran"}
+    assert (changed.out_dir / "use" / "all.txt").read_text().startswith("bbbb:2:0|")
+    assert run_pipeline(load_pipeline(config, ["seed=4", "use.scale=2"], stages=recorder.stages()),
+                        recorder.stages()) == {"make": "ran", "use": "ran"}
+
+
+def test_deleted_output_reruns_the_stage(setup):
+    recorder, config = setup
+    pipeline = load_pipeline(config, stages=recorder.stages())
+    run_pipeline(pipeline, recorder.stages())
+    (pipeline.out_dir / "use" / "all.txt").unlink()
+    assert run_pipeline(pipeline, recorder.stages()) == {"make": "skipped", "use": "ran"}
+
+
+def test_interrupted_stage_resumes_per_part(setup):
+    recorder, config = setup
+    interrupted = load_pipeline(config, ["make.fail_after=2"], stages=recorder.stages())
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline(interrupted, recorder.stages())
+    assert recorder.calls == [("make", 0), ("make", 1)]
+    assert not (interrupted.out_dir / "make" / "stage.json").exists()
+    recorder.calls.clear()
+    assert run_pipeline(load_pipeline(config, stages=recorder.stages()), recorder.stages()) == \
+        {"make": "ran", "use": "ran"}
+    assert recorder.calls == [("make", 2), ("make", 3), ("use", None)]
+
+
+def test_fingerprint_sees_content_beyond_the_head(tmp_path):
+    big = tmp_path / "genome.fa"
+    big.write_bytes(b"A" * (3 << 20))
+    before = fingerprint(big)
+    with big.open("r+b") as handle:  # change the tail, keep size
+        handle.seek((3 << 20) - 10)
+        handle.write(b"C")
+    after = fingerprint(big)
+    assert after["size"] == before["size"]
+    assert after["sha256_head_tail"] != before["sha256_head_tail"]
+    assert set(fingerprint(tmp_path)) == {"genome.fa"}
+
+
+@pytest.mark.parametrize("text, keys, value", [
+    ("tokenizer.vocab_size=512", ["tokenizer", "vocab_size"], 512),
+    ("corpus.heldout=[chr8, chr9]", ["corpus", "heldout"], ["chr8", "chr9"]),
+    ("seed=7", ["seed"], 7),
+    ("corpus.max_n_fraction=0.25", ["corpus", "max_n_fraction"], 0.25),
+    ("fetch.dest=null", ["fetch", "dest"], None),
+    ("fetch.source=ucsc_hg19_fa", ["fetch", "source"], "ucsc_hg19_fa"),
+    ("x.flag=true", ["x", "flag"], True),
+])
+def test_override_parsing(text, keys, value):
+    assert parse_override(text) == (keys, value)
+
+
+@pytest.mark.parametrize("bad", ["novalue", "=3", "a..b=1", "a.b=[unclosed"])
+def test_malformed_override_is_rejected(bad):
+    with pytest.raises(ConfigError, match="override"):
+        parse_override(bad)
+
+
+def test_override_types_are_checked_by_name(setup):
+    recorder, config = setup
+    with pytest.raises(ConfigError, match=r"p\.yaml: make\.value: expected int, got 'abc'"):
+        load_pipeline(config, ["make.value=abc"], stages=recorder.stages())
+    with pytest.raises(ConfigError, match=r"use\.labels\[1\]: expected str"):
+        load_pipeline(config, ["use.labels=[a, 3]"], stages=recorder.stages())
+    with pytest.raises(ConfigError, match=r"make\.value: expected int, got True"):
+        load_pipeline(config, ["make.value=true"], stages=recorder.stages())
+    assert load_pipeline(config, ["use.scale=2"], stages=recorder.stages()).stages["use"].scale == 2.0
+
+
+def test_unknown_keys_fail_by_name_with_the_file(setup):
+    recorder, config = setup
+    with pytest.raises(ConfigError, match=r"p\.yaml: make: unknown key 'valeu'"):
+        load_pipeline(config, ["make.valeu=3"], stages=recorder.stages())
+    with pytest.raises(ConfigError, match=r"p\.yaml: unknown key 'mkae'"):
+        load_pipeline(config, ["mkae.value=3"], stages=recorder.stages())
+
+
+SHIPPED = sorted((REPO / "pipelines").glob("*.yaml"))
+
+
+def test_pipelines_are_shipped():
+    assert {p.name for p in SHIPPED} >= {"demo.yaml", "grch37.yaml"}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_pipeline_validates(path):
+    pipeline = load_pipeline(path)
+    assert list(pipeline.stages) == [s.name for s in registered_stages() if s.name in pipeline.stages]
+    first = path.read_text().splitlines()[0]
+    assert first.startswith("#")
+    assert f"dnabird run pipelines/{path.name}" in path.read_text().split("\n\n")[0]
+
+
+def test_registry_lists_stage_modules_in_order():
+    names = [stage.name for stage in registered_stages()]
+    assert names[:4] == ["fetch", "corpus", "tokenizer", "shards"]
+    assert len(names) == len(STAGE_MODULES)
