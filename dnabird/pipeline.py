@@ -1,15 +1,19 @@
 """`dnabird run PIPELINE.yaml`: named stages in a fixed order, each skipped when nothing it reads changed.
 
 A pipeline YAML has `out_dir`, `seed` and one section per stage to run (stage name -> its config
-keys). Stages run in registry order (`STAGE_MODULES`); each writes under `out_dir/<stage>/` and
-records `stage.json` (config, seed, input fingerprint, outputs, versions, seconds) when it finishes.
+keys). Stages run in registry order (`STAGE_MODULES`); each owns the folder `out_dir/<stage>/`
+and keeps there `stage.json`: its key (config, seed, fingerprint of its inputs) and, once it
+finished, its outputs, versions and time. A stage config's `seed` field, if it has one, defaults
+to the pipeline's `seed`.
 
-A stage is skipped when its `stage.json` holds the same config and seed, the same fingerprint of
-its inputs, and all its recorded outputs still exist. The fingerprint of a file is its size,
-modification time and the sha256 of its first and last MiB (cheap on multi-GB genomes; a
-same-size edit in the middle of a file is caught by the mtime); a directory is the fingerprint
-of every file below it. Stages that work in parts (corpus parts, shards) resume part by part
-inside their own `run`.
+- Same key, finished, outputs present: the stage is skipped.
+- Same key, not finished (interrupted): the stage runs again in its folder and resumes from
+  the parts it completed (corpus parts, shards), not from scratch.
+- Different key: the folder is emptied and the stage runs afresh.
+
+The fingerprint of a file is its size, modification time and the sha256 of its first and last
+MiB (cheap on multi-GB genomes; a same-size edit in the middle of a file is caught by the
+mtime); a directory is the fingerprint of every file below it.
 
 Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
 """
@@ -22,6 +26,7 @@ import importlib
 import json
 import logging
 import os
+import shutil
 import time
 import types
 import typing
@@ -192,8 +197,13 @@ def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
             raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join([*PIPELINE_KEYS, *by_name])})")
     seed = _coerce(data.get("seed", 0), int, f"{path}: seed")
     out_dir = _coerce(data.get("out_dir", "runs/" + path.stem), str, f"{path}: out_dir")
-    configs = {stage.name: build_config(stage.config, data[stage.name] or {}, f"{path}: {stage.name}")
-               for stage in stages if stage.name in data}
+    configs = {}
+    for stage in stages:
+        if stage.name in data:
+            section = dict(data[stage.name] or {})
+            if "seed" in {f.name for f in dataclasses.fields(stage.config)}:
+                section.setdefault("seed", seed)
+            configs[stage.name] = build_config(stage.config, section, f"{path}: {stage.name}")
     return Pipeline(str(path), Path(out_dir), seed, configs)
 
 
@@ -266,22 +276,26 @@ def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
         stage_dir = pipeline.out_dir / stage.name
         record_path = stage_dir / STAGE_RECORD
         key = _stage_key(config, pipeline.seed, stage.inputs(config, context))
-        record = _load_record(record_path)
-        if (stage.name not in force and record is not None and record.get("key") == key
-                and all(Path(p).exists() for p in record["outputs"].values())):
+        record = _load_record(record_path) or {}
+        same_key = record.get("key") == key and stage.name not in force
+        if same_key and record.get("finished") \
+                and all(Path(p).exists() for p in record["outputs"].values()):
             log.info("stage %s: up to date, skipped (%s)", stage.name, record_path)
             context.outputs[stage.name] = record["outputs"]
             status[stage.name] = "skipped"
             continue
-        log.info("stage %s: running into %s", stage.name, stage_dir)
-        record_path.unlink(missing_ok=True)
-        stage_dir.mkdir(parents=True, exist_ok=True)
+        if same_key:
+            log.info("stage %s: resuming an interrupted run in %s", stage.name, stage_dir)
+        else:
+            log.info("stage %s: running afresh into %s", stage.name, stage_dir)
+            shutil.rmtree(stage_dir, ignore_errors=True)
+        write_json(record_path, {"key": key, "finished": False})
         started = time.perf_counter()
         outputs = {name: str(path) for name, path in stage.run(config, context, stage_dir).items()}
         seconds[stage.name] = round(time.perf_counter() - started, 2)
         context.outputs[stage.name] = outputs
-        write_json(record_path, {"key": key, "outputs": outputs, "seconds": seconds[stage.name],
-                                 "versions": environment})
+        write_json(record_path, {"key": key, "finished": True, "outputs": outputs,
+                                 "seconds": seconds[stage.name], "versions": environment})
         status[stage.name] = "ran"
         log.info("stage %s: done in %.1f s", stage.name, seconds[stage.name])
     write_json(pipeline.out_dir / "run.json", {

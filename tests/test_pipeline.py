@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 class MakeConfig:
     value: int = 1
     parts: int = 4
-    fail_after: int | None = None  # raise after writing this many parts (simulates an interruption)
+    seed: int = 0
 
 
 @dataclass
@@ -39,6 +39,7 @@ class Recorder:
 
     def __init__(self, source: Path):
         self.source, self.calls = source, []
+        self.fail_after = None  # raise after writing this many parts (an interruption)
 
     def stages(self):
         return [Stage("make", MakeConfig, lambda c, ctx: [self.source], self.make),
@@ -51,7 +52,7 @@ class Recorder:
             content = f"{text}:{config.value}:{index}"
             if part.exists() and part.read_text() == content:
                 continue  # resume: this part is done
-            if config.fail_after is not None and index >= config.fail_after:
+            if self.fail_after is not None and index >= self.fail_after:
                 raise KeyboardInterrupt
             self.calls.append(("make", index))
             part.write_text(content)
@@ -83,7 +84,7 @@ def test_second_run_skips_everything(setup):
     assert run_pipeline(pipeline, recorder.stages()) == {"make": "skipped", "use": "skipped"}
     assert recorder.calls == []
     run = json.loads((pipeline.out_dir / "run.json").read_text())
-    assert run["seed"] == 3 and run["config"]["make"] == {"value": 2, "parts": 4, "fail_after": None}
+    assert run["seed"] == 3 and run["config"]["make"] == {"value": 2, "parts": 4, "seed": 3}
     assert run["config"]["use"] == {"labels": ["x"], "scale": 1.0}
     assert "numpy" in run["versions"] and "python" in run["versions"]
     assert (pipeline.out_dir / "use" / "all.txt").read_text().startswith("aaaa:2:0|")
@@ -111,15 +112,32 @@ def test_deleted_output_reruns_the_stage(setup):
 
 def test_interrupted_stage_resumes_per_part(setup):
     recorder, config = setup
-    interrupted = load_pipeline(config, ["make.fail_after=2"], stages=recorder.stages())
+    pipeline = load_pipeline(config, stages=recorder.stages())
+    recorder.fail_after = 2
     with pytest.raises(KeyboardInterrupt):
-        run_pipeline(interrupted, recorder.stages())
+        run_pipeline(pipeline, recorder.stages())
     assert recorder.calls == [("make", 0), ("make", 1)]
-    assert not (interrupted.out_dir / "make" / "stage.json").exists()
+    assert json.loads((pipeline.out_dir / "make" / "stage.json").read_text())["finished"] is False
     recorder.calls.clear()
-    assert run_pipeline(load_pipeline(config, stages=recorder.stages()), recorder.stages()) == \
-        {"make": "ran", "use": "ran"}
+    recorder.fail_after = None
+    assert run_pipeline(pipeline, recorder.stages()) == {"make": "ran", "use": "ran"}
     assert recorder.calls == [("make", 2), ("make", 3), ("use", None)]
+
+
+def test_changed_key_starts_the_stage_afresh(setup):
+    recorder, config = setup
+    run_pipeline(load_pipeline(config, stages=recorder.stages()), recorder.stages())
+    smaller = load_pipeline(config, ["make.parts=2"], stages=recorder.stages())
+    recorder.calls.clear()
+    assert run_pipeline(smaller, recorder.stages()) == {"make": "ran", "use": "ran"}
+    assert sorted(p.name for p in (smaller.out_dir / "make").glob("part-*")) == ["part-0.txt", "part-1.txt"]
+    assert (smaller.out_dir / "use" / "all.txt").read_text() == "aaaa:2:0|aaaa:2:1"
+
+
+def test_stage_seed_defaults_to_the_pipeline_seed(setup):
+    recorder, config = setup
+    assert load_pipeline(config, stages=recorder.stages()).stages["make"].seed == 3
+    assert load_pipeline(config, ["make.seed=9"], stages=recorder.stages()).stages["make"].seed == 9
 
 
 def test_fingerprint_sees_content_beyond_the_head(tmp_path):

@@ -2,22 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from dnabird.pipeline import RunContext, Stage
 
 
-@dataclass
-class CorpusConfig:
-    """Corpus recipe; see `dnabird.data.corpus` for each setting."""
-
+@dataclass(frozen=True)
+class CorpusConfig:  # placeholder with the corpus module's fields until dnabird.data.corpus lands
     passes: int = 10
-    sentence_bp: list[int] = field(default_factory=lambda: [500, 1000])
-    document_sentences: list[int] = field(default_factory=lambda: [50, 100])
-    contigs: list[str] | None = None  # default: chr1-22, X, Y
-    heldout: list[str] = field(default_factory=lambda: ["chr8", "chr9"])
-    max_n_fraction: float = 0.5
+    seed: int = 0
+    min_sentence_bp: int = 500
+    max_sentence_bp: int = 1000
+    min_document_sentences: int = 50
+    max_document_sentences: int = 100
+    max_offset_bp: int = 5000
+    max_n_fraction: float = 0.1
+    contigs: tuple[str, ...] | None = None
+    held_out: tuple[str, ...] = ("chr8", "chr9")
 
 
 def inputs(config: CorpusConfig, context: RunContext) -> list[Path]:
@@ -27,9 +29,7 @@ def inputs(config: CorpusConfig, context: RunContext) -> list[Path]:
 def run(config: CorpusConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     from dnabird.data.corpus import build_corpus
 
-    build_corpus(context.output("fetch", "fasta"), stage_dir, seed=context.seed, passes=config.passes,
-                 sentence_bp=tuple(config.sentence_bp), document_sentences=tuple(config.document_sentences),
-                 contigs=config.contigs, heldout=config.heldout, max_n_fraction=config.max_n_fraction)
+    build_corpus(context.output("fetch", "fasta"), stage_dir, config)
     return {"corpus": stage_dir, "report": stage_dir / "report.json"}
 
 

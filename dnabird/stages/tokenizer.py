@@ -19,6 +19,7 @@ class TokenizerConfig:
     max_piece_length: int = 16  # longest piece in bp
     sample_sentences: int = 1_000_000  # training sentences kept in memory (see dnabird.data.tokenizer)
     heldout_sentences: int = 20_000  # held-out sentences sampled to report bp/token
+    seed: int = 0  # sampling seed (defaults to the pipeline's seed)
 
 
 def inputs(config: TokenizerConfig, context: RunContext) -> list[Path]:
@@ -27,7 +28,7 @@ def inputs(config: TokenizerConfig, context: RunContext) -> list[Path]:
 
 def run(config: TokenizerConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     _, report = train_on_corpus(context.output("corpus", "corpus"), stage_dir / MODEL_NAME,
-                                heldout_sentences=config.heldout_sentences, seed=context.seed,
+                                heldout_sentences=config.heldout_sentences, seed=config.seed,
                                 vocab_size=config.vocab_size, max_piece_length=config.max_piece_length,
                                 sample_size=config.sample_sentences)
     write_json(stage_dir / "report.json", report)
