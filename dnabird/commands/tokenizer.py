@@ -41,8 +41,8 @@ def register(subparsers) -> None:
     trainer.add_argument("--out", required=True, help="model file to write, e.g. dna.model")
     trainer.add_argument("--vocab-size", type=int, default=32000, help="vocabulary incl. 5 specials (32000)")
     trainer.add_argument("--max-piece-length", type=int, default=16, help="longest piece in bp (16)")
-    trainer.add_argument("--sample-sentences", type=int, default=1_000_000,
-                         help="training sentences sampled into memory (1,000,000)")
+    trainer.add_argument("--sample-sentences", type=int, default=100_000,
+                         help="training sentences sampled into memory (100,000: about 3.5 GB)")
     trainer.add_argument("--heldout-sentences", type=int, default=20_000,
                          help="held-out sentences to report bp/token on (20,000; 0 to skip)")
     trainer.add_argument("--seed", type=int, default=0)
