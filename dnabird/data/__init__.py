@@ -1,0 +1,1 @@
+"""Data path: corpus of documents cut from the genome."""

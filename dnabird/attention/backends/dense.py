@@ -1,0 +1,37 @@
+"""The dense reference: a masked softmax over the full score matrix built from `dense_mask`.
+
+Quadratic in memory and time; used by tests and small plots, never chosen by "auto".
+"""
+
+from __future__ import annotations
+
+import torch
+
+from dnabird.attention.backends.base import Backend
+
+
+def masked_softmax_attention(q, k, v, mask, scale, dropout_p):
+    """softmax(q kᵀ · scale) v over allowed keys; rows without an allowed key give zeros."""
+    scores = (q @ k.transpose(-1, -2)) * scale
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    probs = torch.softmax(scores, dim=-1) * mask
+    if dropout_p:
+        probs = torch.nn.functional.dropout(probs, dropout_p)
+    return probs @ v
+
+
+class DenseBackend(Backend):
+    name = "dense"
+
+    def run(self, call):
+        mask = call.pattern.mask_from_layout(call.layout, call.causal).to(call.q.device)[None]  # [1, H, Lp, Lp]
+        if call.key_padding_mask is not None:
+            mask = mask & call.key_padding_mask[:, None, None, :]
+        out = masked_softmax_attention(call.q, call.k, call.v, mask, call.scale, call.dropout_p)
+        if call.global_qkv is not None and call.global_tokens.numel():
+            gq, gk, gv = call.global_qkv
+            rows = call.global_tokens
+            out_global = masked_softmax_attention(gq[:, :, rows], gk, gv, mask[:, :, rows], call.scale,
+                                                  call.dropout_p)
+            out = out.index_copy(2, rows, out_global)
+        return out

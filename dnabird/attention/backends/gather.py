@@ -1,0 +1,132 @@
+"""Blockify and gather (BigBird Appendix D): the exact sparse computation shared by gather backends.
+
+Query blocks are grouped by how many key blocks they read; for each group the key/value
+blocks are gathered into one dense tensor and one batched dense attention call runs on it.
+Global rows (blocks that attend to everything, and Longformer's global tokens) take one
+dense call against all keys. Memory is linear in length: no L×L matrix is ever built.
+The dense kernel is a parameter, so SDPA and xformers share this one implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+if TYPE_CHECKING:
+    from dnabird.attention.core import AttentionCall
+
+# kernel(q [B, N, Lq, Dqk], k [B, N, Lk, Dqk], v [B, N, Lk, Dv], mask bool [B|1, N, Lq, Lk] | None,
+#        scale, dropout_p) -> [B, N, Lq, Dv]
+Kernel = Callable[..., torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Group:
+    """Query blocks (flat index head·nb + block) that read the same number of key blocks."""
+
+    rows: torch.Tensor  # long [n]
+    key_blocks: torch.Tensor  # long [n, c], flat index head·nb + block
+    token_mask: torch.Tensor | None  # bool [n, b, c·b + G] pattern rule incl. global-token keys
+
+
+def plan(call: AttentionCall) -> tuple[torch.Tensor, list[Group]]:
+    """The global query blocks (long [g]) and the groups of sparse query blocks of `call`'s layout."""
+    layout, pattern = call.layout, call.pattern
+    H, nb, _ = layout.key_blocks.shape
+    b = layout.block_size
+    counts = (layout.key_blocks >= 0).sum(-1)  # [H, nb]
+    sparse = ~layout.global_rows[None, :].expand(H, nb)
+    globals_ = call.global_tokens.cpu()
+    is_global_key = torch.zeros(nb * b, dtype=torch.bool)
+    is_global_key[globals_] = True
+    groups = []
+    for c in counts[sparse].unique().tolist():
+        heads, blocks = ((counts == c) & sparse).nonzero(as_tuple=True)
+        key_blocks = layout.key_blocks[heads, blocks, :c]  # [n, c]
+        query_pos = blocks[:, None] * b + torch.arange(b)  # [n, b]
+        key_pos = (key_blocks[:, :, None] * b + torch.arange(b)).flatten(1)  # [n, c·b]
+        rule = pattern.token_rule(layout, query_pos, key_pos, heads, call.causal)
+        token_mask = None
+        if rule is not None or globals_.numel():
+            if rule is None:
+                rule = torch.ones(len(heads), b, c * b, dtype=torch.bool)
+            rule = rule & ~is_global_key[key_pos][:, None, :]  # global keys come once, as extras
+            extras = torch.ones(len(heads), b, globals_.numel(), dtype=torch.bool)
+            if call.causal:
+                extras = globals_[None, None, :] <= query_pos[:, :, None]
+            token_mask = torch.cat([rule, extras], dim=2)
+        groups.append(Group(heads * nb + blocks, heads[:, None] * nb + key_blocks, token_mask))
+    return layout.global_rows.nonzero().flatten(), groups
+
+
+def _dense_rows(q_rows, k, v, key_padding_mask, query_pos, call, kernel):
+    """Rows that attend to every key (subject to padding and causality): one dense call."""
+    mask = None
+    if key_padding_mask is not None:
+        mask = key_padding_mask[:, None, None, :]
+    if call.causal:
+        causal = torch.arange(k.shape[2], device=k.device)[None, :] <= query_pos[:, None]
+        mask = causal[None, None] if mask is None else mask & causal
+    return _masked_kernel(kernel, q_rows, k, v, mask, call)
+
+
+def _masked_kernel(kernel, q, k, v, mask, call):
+    """Run `kernel`; rows whose mask allows no key return zeros instead of NaN."""
+    if mask is None:
+        return kernel(q, k, v, None, call.scale, call.dropout_p)
+    has_key = mask.any(-1, keepdim=True)
+    if bool(has_key.all()):
+        return kernel(q, k, v, mask, call.scale, call.dropout_p)
+    out = kernel(q, k, v, mask | ~has_key, call.scale, call.dropout_p)
+    return out * has_key.to(out.dtype)
+
+
+def run_gathered(call: AttentionCall, kernel: Kernel) -> torch.Tensor:
+    """Compute `call` exactly with gathered key/value blocks and `kernel`; returns [B, H, Lp, Dv]."""
+    q, k, v, kpm = call.q, call.k, call.v, call.key_padding_mask
+    B, H, Lp, Dv = v.shape
+    layout = call.layout
+    nb, b, device = layout.num_blocks, layout.block_size, q.device
+    if bool(layout.global_rows.all()):  # full attention (short sequences, the Full pattern)
+        return _dense_rows(q, k, v, kpm, torch.arange(Lp, device=device), call, kernel)
+    global_blocks, groups = plan(call)
+    q_blocks = q.reshape(B, H * nb, b, -1)  # [B, H·nb, b, Dqk]
+    k_blocks = k.reshape(B, H * nb, b, -1)
+    v_blocks = v.reshape(B, H * nb, b, Dv)
+    globals_ = call.global_tokens
+    outputs, rows = [], []
+    for group in groups:
+        n, c = group.key_blocks.shape
+        index = group.key_blocks.to(device).flatten()
+        k_g = k_blocks.index_select(1, index).view(B, n, c * b, -1)  # [B, n, c·b, Dqk]
+        v_g = v_blocks.index_select(1, index).view(B, n, c * b, Dv)
+        mask = None
+        if globals_.numel():
+            heads = (group.rows // nb).to(device)
+            k_g = torch.cat([k_g, k[:, :, globals_].index_select(1, heads)], dim=2)
+            v_g = torch.cat([v_g, v[:, :, globals_].index_select(1, heads)], dim=2)
+        if group.token_mask is not None:
+            mask = group.token_mask.to(device)[None]  # [1, n, b, c·b + G]
+        if kpm is not None:
+            key_real = kpm.view(B, nb, b)[:, group.key_blocks.flatten() % nb].view(B, n, c * b)
+            key_real = torch.cat([key_real, kpm[:, globals_].unsqueeze(1).expand(B, n, -1)], dim=2)
+            mask = key_real[:, :, None, :] if mask is None else mask & key_real[:, :, None, :]
+        q_g = q_blocks.index_select(1, group.rows.to(device))
+        outputs.append(_masked_kernel(kernel, q_g, k_g, v_g, mask, call))
+        rows.append(group.rows)
+    if global_blocks.numel():
+        g = global_blocks.numel()
+        query_pos = (global_blocks[:, None] * b + torch.arange(b)).flatten().to(device)
+        out_g = _dense_rows(q[:, :, query_pos], k, v, kpm, query_pos, call, kernel)  # [B, H, g·b, Dv]
+        outputs.append(out_g.reshape(B, H * g, b, Dv))
+        rows.append((torch.arange(H)[:, None] * nb + global_blocks[None, :]).flatten())
+    order = torch.cat(rows).argsort().to(device)
+    out = torch.cat(outputs, dim=1).index_select(1, order).view(B, H, Lp, Dv)
+    if globals_.numel():
+        gq, gk, gv = call.global_qkv if call.global_qkv is not None else (q, k, v)
+        out_tokens = _dense_rows(gq[:, :, globals_], gk, gv, kpm, globals_, call, kernel)
+        out = out.index_copy(2, globals_, out_tokens)
+    return out

@@ -1,0 +1,107 @@
+"""The one attention call every dnabird track uses.
+
+`attention(q, k, v, pattern, ...)` pads the sequence to a block multiple, materialises the
+pattern's layout for this call (so short sequences are decided per call, never sticky),
+hands the normalised call to a backend, and crops the result. Backends differ only in how
+they compute; all of them obey the same pattern, padding and empty-row rules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from dnabird.attention.backends import select_backend
+from dnabird.attention.patterns import BlockLayout, Pattern
+from dnabird.errors import ParameterError
+
+Positional = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+
+@dataclass(frozen=True)
+class AttentionCall:
+    """One attention problem, padded to `layout.num_blocks * layout.block_size` positions."""
+
+    q: torch.Tensor  # [B, H, Lp, Dqk]
+    k: torch.Tensor  # [B, H, Lp, Dqk]
+    v: torch.Tensor  # [B, H, Lp, Dv]
+    key_padding_mask: torch.Tensor | None  # bool [B, Lp], True = real token; None = all real
+    pattern: Pattern
+    layout: BlockLayout
+    global_tokens: torch.Tensor  # long [G]: token-level global positions (Longformer)
+    causal: bool
+    scale: float
+    dropout_p: float
+    global_qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None
+
+    @property
+    def padded_length(self) -> int:
+        return self.q.shape[2]
+
+
+def _pad(x: torch.Tensor, extra: int) -> torch.Tensor:
+    return F.pad(x, (0, 0, 0, extra)) if extra else x
+
+
+def _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv) -> None:
+    if q.dim() != 4 or k.shape != q.shape or v.dim() != 4 or v.shape[:3] != q.shape[:3]:
+        raise ParameterError("q, k, v shapes", (tuple(q.shape), tuple(k.shape), tuple(v.shape)),
+                             "q, k as [batch, heads, length, d_qk] and v as [batch, heads, length, d_v]")
+    if q.shape[1] != pattern.num_heads:
+        raise ParameterError("pattern.num_heads", pattern.num_heads, f"the number of heads in q ({q.shape[1]})")
+    if key_padding_mask is not None and (key_padding_mask.shape != (q.shape[0], q.shape[2])
+                                         or key_padding_mask.dtype != torch.bool):
+        raise ParameterError("key_padding_mask", f"{key_padding_mask.dtype} {tuple(key_padding_mask.shape)}",
+                             f"a bool tensor of shape ({q.shape[0]}, {q.shape[2]}), True at real tokens")
+    if global_qkv is not None and (len(global_qkv) != 3 or global_qkv[0].shape != q.shape
+                                   or global_qkv[1].shape != k.shape or global_qkv[2].shape != v.shape):
+        raise ParameterError("global_qkv", "tensors of other shapes", "(q, k, v) shaped like the local ones")
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Pattern, *,
+              key_padding_mask: torch.Tensor | None = None, seed: int = 0, backend: str = "auto",
+              causal: bool = False, scale: float | None = None, dropout_p: float = 0.0,
+              global_qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+              positional: Positional | None = None,
+              random_blocks: torch.Tensor | None = None) -> torch.Tensor:
+    """Attention of `q` over `k`, `v` restricted to `pattern`; returns [batch, heads, length, d_v].
+
+    - `key_padding_mask`: bool [batch, length], True where a token is real. Padded query rows
+      and rows with no allowed key return zeros.
+    - `seed` selects the pattern's random blocks; `random_blocks` [H, nb, r] overrides them.
+    - `causal` restricts keys to positions ≤ the query (Full and Longformer patterns).
+    - `global_qkv`: separate (q, k, v) used for the rows of global tokens (Longformer).
+    - `positional`: a hook `(q, k) -> (q, k)` applied first (e.g. stochastic positional encoding).
+    - `backend`: "auto", or one of `dnabird.attention.backends.BACKENDS`; a forced backend that
+      cannot run this call raises `BackendUnavailableError` with its reasons.
+    """
+    if positional is not None:
+        q, k = positional(q, k)
+    _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv)
+    if causal and not pattern.supports_causal():
+        raise ParameterError("causal", causal, f"False for {type(pattern).__name__} (it has no causal form)")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ParameterError("dropout_p", dropout_p, "a probability in [0, 1)")
+    batch, _, length, _ = q.shape
+    block = pattern.block_size
+    num_blocks = math.ceil(length / block)
+    extra = num_blocks * block - length
+    if extra and key_padding_mask is None:
+        key_padding_mask = torch.ones(batch, length, dtype=torch.bool, device=q.device)
+    if key_padding_mask is not None:
+        key_padding_mask = F.pad(key_padding_mask, (0, extra), value=False)
+    call = AttentionCall(
+        q=_pad(q, extra), k=_pad(k, extra), v=_pad(v, extra), key_padding_mask=key_padding_mask,
+        pattern=pattern, layout=pattern.layout(num_blocks, seed, random_blocks),
+        global_tokens=pattern.global_tokens(length).to(q.device), causal=causal,
+        scale=scale if scale is not None else q.shape[-1] ** -0.5, dropout_p=dropout_p,
+        global_qkv=None if global_qkv is None else tuple(_pad(t, extra) for t in global_qkv),
+    )
+    out = select_backend(call, backend).run(call)[:, :, :length]
+    if key_padding_mask is not None:
+        out = out * key_padding_mask[:, None, :length, None].to(out.dtype)
+    return out

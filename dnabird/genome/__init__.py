@@ -1,0 +1,1 @@
+"""Reference genome access: FASTA windows, liftover, BED records."""

@@ -1,0 +1,86 @@
+"""A small BED reader (BED3 … BED12; plain or gzip), with errors naming the file and line.
+
+Columns 1–8 are typed (chrom, start, end, name, score, strand, thickStart, thickEnd); any
+further columns (itemRgb, blocks) are kept as strings in `extra`. Lines starting with `#`,
+`track` or `browser`, and blank lines, are skipped. Every data line must have as many columns
+as the first one. Fields are tab-separated (whitespace when a line has no tab).
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from dnabird.errors import InputFormatError
+
+_SKIP_PREFIXES = ("#", "track", "browser")
+_STRANDS = ("+", "-", ".")
+
+
+@dataclass(frozen=True)
+class BedRecord:
+    """One BED line; coordinates 0-based half-open. Absent columns are None."""
+
+    chrom: str
+    start: int
+    end: int
+    name: str | None = None
+    score: float | None = None
+    strand: str | None = None
+    thick_start: int | None = None
+    thick_end: int | None = None
+    extra: tuple[str, ...] = ()
+
+
+def read_bed(path: str | Path) -> Iterator[BedRecord]:
+    """Yield the records of a BED file in file order."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputFormatError("BED file not found", path=path)
+    opener = gzip.open if path.suffix in (".gz", ".bgz") else open
+    columns = None
+    with opener(path, "rt") as handle:
+        for number, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip() or line.startswith(_SKIP_PREFIXES):
+                continue
+            fields = line.split("\t") if "\t" in line else line.split()
+            if columns is None:
+                columns = len(fields)
+            if len(fields) != columns:
+                raise InputFormatError(f"expected {columns} columns like the first record, got {len(fields)}",
+                                       path=path, line=number)
+            yield _parse(fields, path, number)
+
+
+def _parse(fields: list[str], path: Path, line: int) -> BedRecord:
+    if len(fields) < 3:
+        raise InputFormatError(f"expected at least 3 columns (chrom, start, end), got {len(fields)}",
+                               path=path, line=line)
+    start = _integer(fields[1], "start", path, line)
+    end = _integer(fields[2], "end", path, line)
+    if start < 0 or end < start:
+        raise InputFormatError(f"expected 0 <= start <= end, got start={start}, end={end}",
+                               path=path, line=line)
+    score = None
+    if len(fields) > 4 and fields[4] != ".":
+        try:
+            score = float(fields[4])
+        except ValueError:
+            raise InputFormatError(f"score {fields[4]!r} is not a number", path=path, line=line) from None
+    strand = fields[5] if len(fields) > 5 else None
+    if strand is not None and strand not in _STRANDS:
+        raise InputFormatError(f"strand {strand!r} is not one of {_STRANDS}", path=path, line=line)
+    thick_start = _integer(fields[6], "thickStart", path, line) if len(fields) > 6 else None
+    thick_end = _integer(fields[7], "thickEnd", path, line) if len(fields) > 7 else None
+    return BedRecord(fields[0], start, end, fields[3] if len(fields) > 3 else None, score, strand,
+                     thick_start, thick_end, tuple(fields[8:]))
+
+
+def _integer(text: str, column: str, path: Path, line: int) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InputFormatError(f"{column} {text!r} is not an integer", path=path, line=line) from None

@@ -1,0 +1,161 @@
+"""The attention call against the dense reference (plain masked softmax over `dense_mask`)."""
+
+import math
+
+import pytest
+import torch
+
+from dnabird.attention import BigBirdETC, BigBirdITC, Full, Longformer, attention
+from dnabird.errors import ParameterError
+
+PATTERNS = {
+    "full": Full(3),
+    "itc": BigBirdITC(3, block_size=16, num_random_blocks=2),
+    "itc-w5": BigBirdITC(3, block_size=8, window_blocks=5, num_random_blocks=3),
+    "etc": BigBirdETC(3, block_size=16, num_global_tokens=32, num_random_blocks=1),
+    "longformer": Longformer(3, window=16, dilation=(1, 2, 3), global_positions=(0, 45, 130), block_size=16),
+}
+CPU_BACKENDS = ["sdpa"]
+
+
+def reference(q, k, v, mask_hll, key_padding_mask, scale=None):
+    """Independent dense attention: explicit scores, -inf outside the mask, zero rows for padding."""
+    scale = scale or q.shape[-1] ** -0.5
+    allowed = mask_hll[None] & key_padding_mask[:, None, None, :]
+    scores = torch.einsum("bhid,bhjd->bhij", q.double(), k.double()) * scale
+    scores = scores.masked_fill(~allowed, -math.inf)
+    probs = torch.softmax(scores, -1).nan_to_num(0.0)
+    out = torch.einsum("bhij,bhjd->bhid", probs, v.double())
+    return (out * key_padding_mask[:, None, :, None]).float()
+
+
+def inputs(length, batch=2, heads=3, d_qk=16, d_v=12, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    q, k = (torch.randn(batch, heads, length, d_qk, generator=g) for _ in range(2))
+    v = torch.randn(batch, heads, length, d_v, generator=g)
+    kpm = torch.ones(batch, length, dtype=torch.bool)
+    kpm[-1, length - length // 3:] = False  # right padding in the last sequence
+    return q, k, v, kpm
+
+
+@pytest.mark.parametrize("length", [100, 157, 256, 333])
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+@pytest.mark.parametrize("backend", CPU_BACKENDS + ["dense"])
+def test_parity_with_dense_reference(backend, name, length):
+    pattern = PATTERNS[name]
+    if isinstance(pattern, Longformer) and max(pattern.global_positions) >= length:
+        pattern = Longformer(3, window=16, dilation=(1, 2, 3), global_positions=(0, 45), block_size=16)
+    q, k, v, kpm = inputs(length)
+    out = attention(q, k, v, pattern, key_padding_mask=kpm, seed=4, backend=backend)
+    expected = reference(q, k, v, pattern.dense_mask(length, seed=4), kpm)
+    assert out.shape == (2, 3, length, 12)
+    assert (out - expected).abs().max() <= 1e-5
+
+
+@pytest.mark.parametrize("name", ["full", "longformer"])
+def test_causal_parity(name):
+    pattern = PATTERNS[name]
+    q, k, v, kpm = inputs(200)
+    out = attention(q, k, v, pattern, key_padding_mask=kpm, causal=True, backend="sdpa")
+    expected = reference(q, k, v, pattern.dense_mask(200, causal=True), kpm)
+    assert (out - expected).abs().max() <= 1e-5
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_gradients_match_dense_backend(name):
+    pattern = PATTERNS[name]
+    grads = {}
+    for backend in ("sdpa", "dense"):
+        q, k, v, kpm = inputs(176, seed=1)
+        for t in (q, k, v):
+            t.requires_grad_(True)
+        out = attention(q, k, v, pattern, key_padding_mask=kpm, seed=2, backend=backend)
+        (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+        grads[backend] = (q.grad, k.grad, v.grad)
+    for got, want in zip(grads["sdpa"], grads["dense"], strict=True):
+        assert (got - want).abs().max() <= 1e-5
+
+
+def test_padding_keys_never_receive_weight():
+    pattern = PATTERNS["itc"]
+    q, k, v, kpm = inputs(300)
+    out = attention(q, k, v, pattern, key_padding_mask=kpm, seed=1)
+    k2, v2 = k.clone(), v.clone()
+    k2[~kpm[:, None, :].expand(-1, 3, -1)] = 1e4
+    v2[~kpm[:, None, :].expand(-1, 3, -1)] = -1e4
+    assert torch.equal(out, attention(q, k2, v2, pattern, key_padding_mask=kpm, seed=1))
+    assert torch.all(out[-1, :, kpm[-1].logical_not()] == 0)
+
+
+def test_rows_without_any_allowed_key_are_zero_not_nan():
+    q, k, v, kpm = inputs(64, batch=1)
+    kpm[:] = False
+    kpm[0, 40:] = True  # causal rows 0..39 see only padding
+    pattern = Longformer(3, window=8, block_size=16)
+    out = attention(q, k, v, pattern, key_padding_mask=kpm, causal=True)
+    assert torch.isfinite(out).all()
+    assert torch.all(out[0, :, 40:42].abs().sum(-1) > 0)
+    full = attention(q, k, v, Full(3), key_padding_mask=kpm, causal=True)
+    assert torch.isfinite(full).all() and torch.all(full[0, :, :40] == 0)
+
+
+def test_longformer_global_projections_drive_the_global_rows():
+    pattern = Longformer(2, window=8, global_positions=(3, 50), block_size=16)
+    q, k, v, kpm = inputs(96, heads=2)
+    gq, gk, gv = (t + 0.5 for t in (q, k, v))
+    out = attention(q, k, v, pattern, key_padding_mask=kpm, global_qkv=(gq, gk, gv))
+    mask = pattern.dense_mask(96)
+    expected = reference(q, k, v, mask, kpm)
+    expected[:, :, [3, 50]] = reference(gq, gk, gv, mask, kpm)[:, :, [3, 50]]
+    assert (out - expected).abs().max() <= 1e-5
+    dense = attention(q, k, v, pattern, key_padding_mask=kpm, global_qkv=(gq, gk, gv), backend="dense")
+    assert (dense - expected).abs().max() <= 1e-5
+
+
+def test_positional_hook_and_custom_scale():
+    pattern = PATTERNS["itc"]
+    q, k, v, kpm = inputs(128)
+
+    def hook(q, k):
+        return q * 2, torch.cat([k, k], -1)[..., :16]
+
+    out = attention(q, k, v, pattern, key_padding_mask=kpm, positional=hook, scale=0.1, seed=3)
+    expected = reference(q * 2, k, v, pattern.dense_mask(128, seed=3), kpm, scale=0.1)
+    assert (out - expected).abs().max() <= 1e-5
+
+
+def test_random_blocks_are_shared_across_the_batch_and_change_with_seed():
+    pattern = BigBirdITC(3, block_size=16, num_random_blocks=2)
+    q, k, v, _ = inputs(400, batch=1)
+    both = attention(torch.cat([q, q]), torch.cat([k, k]), torch.cat([v, v]), pattern, seed=9)
+    assert torch.equal(both[0], both[1])
+    assert not torch.allclose(attention(q, k, v, pattern, seed=9), attention(q, k, v, pattern, seed=10))
+
+
+def test_unknown_backend_fails_clearly():
+    q, k, v, _ = inputs(64)
+    with pytest.raises(ParameterError, match="backend"):
+        attention(q, k, v, PATTERNS["itc"], backend="magic")
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda q: attention(q, q, q, BigBirdITC(2)), "num_heads"),
+    (lambda q: attention(q, q, q[:, :, :5], Full(3)), "shapes"),
+    (lambda q: attention(q, q, q, Full(3), key_padding_mask=torch.ones(2, 3)), "key_padding_mask"),
+    (lambda q: attention(q, q, q, BigBirdITC(3), causal=True), "causal"),
+    (lambda q: attention(q, q, q, Full(3), dropout_p=1.5), "dropout_p"),
+])
+def test_bad_arguments_are_named(call, name):
+    q, *_ = inputs(64)
+    with pytest.raises(ParameterError, match=name):
+        call(q)
+
+
+def test_dropout_keeps_expectation_and_is_off_at_zero():
+    pattern = PATTERNS["itc"]
+    q, k, v, _ = inputs(128, batch=1)
+    clean = attention(q, k, v, pattern)
+    torch.manual_seed(0)
+    noisy = torch.stack([attention(q, k, v, pattern, dropout_p=0.3) for _ in range(300)]).mean(0)
+    assert not torch.equal(attention(q, k, v, pattern, dropout_p=0.3), clean)
+    assert (noisy - clean).abs().mean() < 0.05

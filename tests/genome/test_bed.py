@@ -1,0 +1,67 @@
+import gzip
+
+import pytest
+
+from dnabird.errors import InputFormatError
+from dnabird.genome.bed import BedRecord, read_bed
+
+EPDNEW = (
+    "track name=epdnew\n"
+    "chr1\t959207\t959267\tNOC2L_1\t900\t-\t959207\t959218\n"
+    "chr1\t1000088\t1000148\tHES4_1\t900\t+\t1000137\t1000148\n"
+)
+
+
+def write(tmp_path, text, name="test.bed"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_bed8_epdnew(tmp_path):
+    records = list(read_bed(write(tmp_path, EPDNEW)))
+    assert records == [
+        BedRecord("chr1", 959207, 959267, "NOC2L_1", 900.0, "-", 959207, 959218),
+        BedRecord("chr1", 1000088, 1000148, "HES4_1", 900.0, "+", 1000137, 1000148),
+    ]
+
+
+def test_bed4_features_with_headers_skipped(tmp_path):
+    text = ("# features\nbrowser position chr1:1-100\n\n"
+            "chr1\t100\t300\tGM12878|CTCF|None\nchr2\t0\t5\tK562|H3K4me3|None\n")
+    records = list(read_bed(write(tmp_path, text)))
+    assert [(r.chrom, r.start, r.end, r.name) for r in records] == [
+        ("chr1", 100, 300, "GM12878|CTCF|None"), ("chr2", 0, 5, "K562|H3K4me3|None")]
+    assert records[0].strand is None and records[0].score is None
+
+
+def test_bed3_whitespace_and_bed12_extras(tmp_path):
+    assert list(read_bed(write(tmp_path, "chr1 5 10\n"))) == [BedRecord("chr1", 5, 10)]
+    line = "chr1\t0\t100\tx\t.\t.\t0\t100\t0,0,0\t2\t10,10\t0,90\n"
+    (record,) = read_bed(write(tmp_path, line, "b12.bed"))
+    assert record.score is None and record.strand == "." and record.extra == ("0,0,0", "2", "10,10", "0,90")
+
+
+def test_gzip(tmp_path):
+    path = tmp_path / "test.bed.gz"
+    path.write_bytes(gzip.compress(EPDNEW.encode()))
+    assert len(list(read_bed(path))) == 2
+
+
+@pytest.mark.parametrize("bad_line, message", [
+    ("chr1\tten\t20\tx\t900\t+\t10\t20", "start 'ten' is not an integer"),
+    ("chr1\t30\t20\tx\t900\t+\t20\t30", "start <= end"),
+    ("chr1\t10\t20\tx\t900\t*\t10\t20", "strand"),
+    ("chr1\t10\t20\tx\thigh\t+\t10\t20", "score"),
+    ("chr1\t10\t20\tx\t900\t+\t10", "expected 8 columns"),
+    ("chr1\t10\t20\tx\t900\t+\t10\t2.5", "thickEnd"),
+])
+def test_bad_line_names_file_and_line(tmp_path, bad_line, message):
+    path = write(tmp_path, EPDNEW + "# comment\n" + bad_line + "\n")
+    with pytest.raises(InputFormatError, match=rf"test\.bed, line 5: .*{message}"):
+        list(read_bed(path))
+
+
+def test_too_few_columns(tmp_path):
+    with pytest.raises(InputFormatError, match=r"line 1: expected at least 3 columns"):
+        list(read_bed(write(tmp_path, "chr1\t10\n")))
