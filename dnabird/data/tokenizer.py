@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
+from dnabird.data.corpus import iter_documents
 from dnabird.errors import InputFormatError, ParameterError
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -211,8 +212,6 @@ class Tokenizer:
 
 def corpus_sentences(corpus_dir: str | os.PathLike, split: str) -> Iterator[str]:
     """Every sentence sequence of one split of a corpus directory, in corpus order."""
-    from dnabird.data.corpus import iter_documents
-
     for document in iter_documents(corpus_dir, split):
         for sentence in document.sentences:
             yield sentence.sequence

@@ -1,25 +1,15 @@
-"""Stage `corpus`: cut the fetched genome into sentences and documents (BigBird App. F.1)."""
+"""Stage `corpus`: cut the fetched genome into sentences and documents (BigBird App. F.1).
+
+Its config is `dnabird.data.corpus.CorpusConfig` (every key documented there); resuming an
+interrupted run by completed parts is `build_corpus`'s own.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from dnabird.data.corpus import CorpusConfig, build_corpus
 from dnabird.pipeline import RunContext, Stage
-
-
-@dataclass(frozen=True)
-class CorpusConfig:  # placeholder with the corpus module's fields until dnabird.data.corpus lands
-    passes: int = 10
-    seed: int = 0
-    min_sentence_bp: int = 500
-    max_sentence_bp: int = 1000
-    min_document_sentences: int = 50
-    max_document_sentences: int = 100
-    max_offset_bp: int = 5000
-    max_n_fraction: float = 0.1
-    contigs: tuple[str, ...] | None = None
-    held_out: tuple[str, ...] = ("chr8", "chr9")
 
 
 def inputs(config: CorpusConfig, context: RunContext) -> list[Path]:
@@ -27,8 +17,6 @@ def inputs(config: CorpusConfig, context: RunContext) -> list[Path]:
 
 
 def run(config: CorpusConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    from dnabird.data.corpus import build_corpus
-
     build_corpus(context.output("fetch", "fasta"), stage_dir, config)
     return {"corpus": stage_dir, "report": stage_dir / "report.json"}
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import h5py
 from tqdm import tqdm
 
+from dnabird.data.corpus import corpus_parts, iter_part_documents
 from dnabird.data.shards import SHARD_SUFFIX, write_shard
 from dnabird.data.tokenizer import Tokenizer
 from dnabird.pipeline import RunContext, Stage, fingerprint
@@ -41,8 +42,6 @@ def shard_is_current(path: Path, tokenizer_hash: str, source_fingerprint: str) -
 
 
 def run(config: ShardsConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    from dnabird.data.corpus import corpus_parts, iter_part_documents
-
     corpus_dir = context.output("corpus", "corpus")
     tokenizer = Tokenizer.load(context.output("tokenizer", "model"))
     report = corpus_dir / "report.json"
