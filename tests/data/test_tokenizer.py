@@ -1,12 +1,14 @@
 """DNA tokenizer: special ids, round trips, offsets, input checks, batches — checked against sentencepiece."""
 
+import gzip
 import hashlib
 
 import numpy as np
 import pytest
 import sentencepiece as spm
 
-from dnabird.data.tokenizer import SPECIAL_TOKENS, Tokenizer, reservoir_sample
+from dnabird.data.corpus import CorpusConfig, build_corpus
+from dnabird.data.tokenizer import SPECIAL_TOKENS, Tokenizer, reservoir_sample, train_on_corpus
 from dnabird.errors import InputFormatError, ParameterError
 
 
@@ -136,3 +138,22 @@ def test_reservoir_sample_is_uniform_and_seeded():
         counts[[int(x) for x in sample]] += 1
     # each item is kept with probability 10/50; 2000 draws give sd = sqrt(2000*0.2*0.8) ~ 18
     assert np.abs(counts - 400).max() < 80
+
+
+def test_train_on_corpus_reports_heldout_bp_per_token(tmp_path):
+    rng = np.random.default_rng(11)
+    motifs = [random_dna(rng, int(n)) for n in rng.integers(4, 10, size=15)]
+    with (tmp_path / "g.fa").open("w") as fasta:
+        for chrom in ("chr1", "chr2", "chr8"):
+            sequence = "".join(motifs[i] for i in rng.integers(15, size=4000))[:20_000]
+            fasta.write(f">{chrom}\n" + "\n".join(sequence[i:i + 60] for i in range(0, len(sequence), 60)) + "\n")
+    build_corpus(tmp_path / "g.fa", tmp_path / "corpus", CorpusConfig(passes=1, held_out=("chr8",)), progress=False)
+    tokenizer, report = train_on_corpus(tmp_path / "corpus", tmp_path / "dna.model", heldout_sentences=10_000,
+                                        seed=0, vocab_size=200)
+    heldout = [line.split("\t")[4].strip() for part in (tmp_path / "corpus" / "heldout").glob("*.tsv.gz")
+               for line in gzip.open(part, "rt")]
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "dna.model"))
+    assert report["heldout_sentences"] == len(heldout) > 10
+    expected = sum(map(len, heldout)) / sum(len(sp.encode(s)) for s in heldout)
+    assert report["heldout_bp_per_token"] == pytest.approx(expected, abs=1e-4)
+    assert report["tokenizer_hash"] == tokenizer.hash and report["vocab_size"] == 200
