@@ -28,14 +28,11 @@ import logging
 import os
 import shutil
 import time
-import types
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from dnabird.config import apply_overrides, build_config, coerce, read_yaml
 from dnabird.errors import ConfigError
 
 STAGE_MODULES = (
@@ -102,101 +99,18 @@ def registered_stages() -> list[Stage]:
     return [importlib.import_module(module).STAGE for module in STAGE_MODULES]
 
 
-# ---- configs -----------------------------------------------------------------------------------
-
-def build_config(cls: type, data: Mapping, where: str):
-    """Instantiate dataclass `cls` from `data`, checking names and types; errors name `where` and the key."""
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{where}: expected a mapping of keys, got {type(data).__name__}")
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    for key in data:
-        if key not in known:
-            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(known)})")
-    hints = typing.get_type_hints(cls)
-    values = {key: _coerce(value, hints[key], f"{where}.{key}") for key, value in data.items()}
-    try:
-        return cls(**values)
-    except (ValueError, TypeError) as err:
-        raise ConfigError(f"{where}: {err}") from err
-
-
-def _coerce(value, kind, where: str):
-    """`value` checked against annotation `kind`: int, float, str, bool, lists, optionals, dataclasses."""
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for option in (a for a in args if a is not type(None)):
-            try:
-                return _coerce(value, option, where)
-            except ConfigError as err:
-                errors.append(str(err))
-        raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} matches none of {kind}")
-    if origin in (list, tuple):
-        if not isinstance(value, list | tuple):
-            raise ConfigError(f"{where}: expected a list, got {value!r}")
-        item = args[0] if args else typing.Any
-        items = [_coerce(v, item, f"{where}[{i}]") for i, v in enumerate(value)]
-        return items if origin is list else tuple(items)
-    if origin is dict or kind is dict:
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
-        return dict(value)
-    if dataclasses.is_dataclass(kind):
-        return build_config(kind, value, where)
-    if kind is typing.Any:
-        return value
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if kind is Path and isinstance(value, str):
-        return Path(value)
-    if kind in (bool, int, float, str) and (type(value) is not kind):
-        raise ConfigError(f"{where}: expected {kind.__name__}, got {value!r}")
-    return value
-
-
-def parse_override(text: str) -> tuple[list[str], object]:
-    """`key.sub=value` -> (["key", "sub"], value), the value read as a YAML scalar or list."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"override {text!r}: expected key.sub=value")
-    try:
-        value = yaml.safe_load(raw) if raw else ""
-    except yaml.YAMLError as err:
-        raise ConfigError(f"override {text!r}: value does not parse ({err})") from err
-    return key.split("."), value
-
-
 def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
                   stages: Sequence[Stage] | None = None) -> Pipeline:
     """Read and validate a pipeline YAML, applying `key.sub=value` overrides first."""
     path = Path(path)
     stages = registered_stages() if stages is None else list(stages)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read pipeline file ({err.strerror})") from err
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: not valid YAML ({err})") from err
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of stage sections, got {type(data).__name__}")
-    for override in overrides:
-        keys, value = parse_override(override)
-        target = data
-        for key in keys[:-1]:
-            if target.get(key) is None:
-                target[key] = {}
-            target = target[key]
-            if not isinstance(target, dict):
-                raise ConfigError(f"override {override!r}: {key!r} is not a section in {path}")
-        target[keys[-1]] = value
+    data = apply_overrides(read_yaml(path), overrides, str(path))
     by_name = {stage.name: stage for stage in stages}
     for key in data:
         if key not in by_name and key not in PIPELINE_KEYS:
             raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join([*PIPELINE_KEYS, *by_name])})")
-    seed = _coerce(data.get("seed", 0), int, f"{path}: seed")
-    out_dir = _coerce(data.get("out_dir", "runs/" + path.stem), str, f"{path}: out_dir")
+    seed = coerce(data.get("seed", 0), int, f"{path}: seed")
+    out_dir = coerce(data.get("out_dir", "runs/" + path.stem), str, f"{path}: out_dir")
     configs = {}
     for stage in stages:
         if stage.name in data:

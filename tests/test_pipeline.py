@@ -1,4 +1,4 @@
-"""Pipeline runner: config validation, overrides, skipping by config + input content, per-part resume."""
+"""Pipeline runner: stage configs and overrides, skipping by config + input content, per-part resume."""
 
 import json
 from dataclasses import dataclass, field
@@ -8,15 +8,7 @@ import pytest
 import yaml
 
 from dnabird.errors import ConfigError
-from dnabird.pipeline import (
-    STAGE_MODULES,
-    Stage,
-    fingerprint,
-    load_pipeline,
-    parse_override,
-    registered_stages,
-    run_pipeline,
-)
+from dnabird.pipeline import STAGE_MODULES, Stage, fingerprint, load_pipeline, registered_stages, run_pipeline
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -153,25 +145,6 @@ def test_fingerprint_sees_content_beyond_the_head(tmp_path):
     assert set(fingerprint(tmp_path)) == {"genome.fa"}
 
 
-@pytest.mark.parametrize("text, keys, value", [
-    ("tokenizer.vocab_size=512", ["tokenizer", "vocab_size"], 512),
-    ("corpus.heldout=[chr8, chr9]", ["corpus", "heldout"], ["chr8", "chr9"]),
-    ("seed=7", ["seed"], 7),
-    ("corpus.max_n_fraction=0.25", ["corpus", "max_n_fraction"], 0.25),
-    ("fetch.dest=null", ["fetch", "dest"], None),
-    ("fetch.source=ucsc_hg19_fa", ["fetch", "source"], "ucsc_hg19_fa"),
-    ("x.flag=true", ["x", "flag"], True),
-])
-def test_override_parsing(text, keys, value):
-    assert parse_override(text) == (keys, value)
-
-
-@pytest.mark.parametrize("bad", ["novalue", "=3", "a..b=1", "a.b=[unclosed"])
-def test_malformed_override_is_rejected(bad):
-    with pytest.raises(ConfigError, match="override"):
-        parse_override(bad)
-
-
 def test_override_types_are_checked_by_name(setup):
     recorder, config = setup
     with pytest.raises(ConfigError, match=r"p\.yaml: make\.value: expected int, got 'abc'"):
@@ -211,3 +184,4 @@ def test_registry_lists_stage_modules_in_order():
     names = [stage.name for stage in registered_stages()]
     assert names[:4] == ["fetch", "corpus", "tokenizer", "shards"]
     assert len(names) == len(STAGE_MODULES)
+
