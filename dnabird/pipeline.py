@@ -2,9 +2,9 @@
 
 A pipeline YAML has `out_dir`, `seed` and one section per stage to run (stage name -> its config
 keys). Stages run in registry order (`STAGE_MODULES`); each owns the folder `out_dir/<stage>/`
-and keeps there `stage.json`: its key (config, seed, fingerprint of its inputs) and, once it
-finished, its outputs, versions and time. A stage config's `seed` field, if it has one, defaults
-to the pipeline's `seed`.
+and keeps there `stage.json`: its key (config and fingerprint of its inputs) and, once it
+finished, its outputs, versions and time. A stage that draws random numbers has a `seed` field
+in its config, which defaults to the pipeline's `seed`.
 
 - Same key, finished, outputs present: the stage is skipped.
 - Same key, not finished (interrupted): the stage runs again in its folder and resumes from
@@ -63,10 +63,9 @@ class Stage:
 
 @dataclass
 class RunContext:
-    """What a stage sees of the run: the output root, the seed and earlier stages' outputs."""
+    """What a stage sees of the run: the output root and earlier stages' outputs."""
 
     out_dir: Path
-    seed: int
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def output(self, stage: str, name: str) -> Path:
@@ -160,8 +159,8 @@ def write_json(path: Path, data: Mapping) -> None:
     os.replace(temp, path)
 
 
-def _stage_key(config, seed: int, inputs: Sequence[Path]) -> dict:
-    return {"config": json.loads(json.dumps(dataclasses.asdict(config), default=str)), "seed": seed,
+def _stage_key(config, inputs: Sequence[Path]) -> dict:
+    return {"config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),
             "inputs": {str(p): fingerprint(p) for p in inputs}}
 
 
@@ -182,14 +181,14 @@ def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
     config, seed, versions, what ran and how long it took).
     """
     stages = [s for s in (registered_stages() if stages is None else stages) if s.name in pipeline.stages]
-    context = RunContext(pipeline.out_dir, pipeline.seed)
+    context = RunContext(pipeline.out_dir)
     status, seconds = {}, {}
     environment = versions()
     for stage in stages:
         config = pipeline.stages[stage.name]
         stage_dir = pipeline.out_dir / stage.name
         record_path = stage_dir / STAGE_RECORD
-        key = _stage_key(config, pipeline.seed, stage.inputs(config, context))
+        key = _stage_key(config, stage.inputs(config, context))
         record = _load_record(record_path) or {}
         same_key = record.get("key") == key and stage.name not in force
         if same_key and record.get("finished") \

@@ -91,7 +91,7 @@ def test_config_change_or_input_content_change_reruns(setup):
     assert run_pipeline(changed, recorder.stages()) == {"make": "ran", "use": "ran"}
     assert (changed.out_dir / "use" / "all.txt").read_text().startswith("bbbb:2:0|")
     assert run_pipeline(load_pipeline(config, ["seed=4", "use.scale=2"], stages=recorder.stages()),
-                        recorder.stages()) == {"make": "ran", "use": "ran"}
+                        recorder.stages()) == {"make": "ran", "use": "ran"}  # make's seed follows the pipeline's
 
 
 def test_deleted_output_reruns_the_stage(setup):

@@ -42,7 +42,7 @@ def context(tmp_path):
     write_corpus(tmp_path / "corpus")
     sentences = [row[4] for p in (tmp_path / "corpus" / "train").glob("*.gz") for row in read_tsv(p)]
     Tokenizer.train(sentences, tmp_path / "dna.model", vocab_size=60, seed=0)
-    return RunContext(tmp_path / "run", 0, {"corpus": {"corpus": str(tmp_path / "corpus")},
+    return RunContext(tmp_path / "run", {"corpus": {"corpus": str(tmp_path / "corpus")},
                                             "tokenizer": {"model": str(tmp_path / "dna.model")}})
 
 
