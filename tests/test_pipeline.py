@@ -185,3 +185,10 @@ def test_registry_lists_stage_modules_in_order():
     assert names[:4] == ["fetch", "corpus", "tokenizer", "shards"]
     assert len(names) == len(STAGE_MODULES)
 
+
+
+def test_out_of_range_values_fail_at_load_time_naming_file_and_field():
+    with pytest.raises(ConfigError, match=r"demo\.yaml: tokenizer: vocab_size=5 is invalid"):
+        load_pipeline(REPO / "pipelines" / "demo.yaml", ["tokenizer.vocab_size=5"])
+    with pytest.raises(ConfigError, match=r"demo\.yaml: corpus: passes=0 is invalid"):
+        load_pipeline(REPO / "pipelines" / "demo.yaml", ["corpus.passes=0"])

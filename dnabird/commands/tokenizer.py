@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dnabird.data.tokenizer import Tokenizer, train_on_corpus
+from dnabird.data.tokenizer import Tokenizer, TokenizerConfig, train_on_corpus
+
+_DEFAULTS = TokenizerConfig()
 
 
 def train(args: argparse.Namespace) -> int:
-    tokenizer, report = train_on_corpus(args.corpus, args.out, heldout_sentences=args.heldout_sentences,
-                                        seed=args.seed, vocab_size=args.vocab_size,
-                                        max_piece_length=args.max_piece_length,
-                                        sample_size=args.sample_sentences)
+    config = TokenizerConfig(vocab_size=args.vocab_size, max_piece_length=args.max_piece_length,
+                             sample_sentences=args.sample_sentences, heldout_sentences=args.heldout_sentences,
+                             seed=args.seed)
+    tokenizer, report = train_on_corpus(args.corpus, args.out, config)
     print(f"wrote {args.out} (vocab {tokenizer.vocab_size}, sha256 {tokenizer.hash})")
     if report["heldout_bp_per_token"] is not None:
         print(f"held-out bp/token: {report['heldout_bp_per_token']:.3f} "
@@ -39,13 +41,15 @@ def register(subparsers) -> None:
     trainer = commands.add_parser("train", help="train on the train split of a corpus directory")
     trainer.add_argument("corpus", help="corpus directory written by `dnabird corpus`")
     trainer.add_argument("--out", required=True, help="model file to write, e.g. dna.model")
-    trainer.add_argument("--vocab-size", type=int, default=32000, help="vocabulary incl. 5 specials (32000)")
-    trainer.add_argument("--max-piece-length", type=int, default=16, help="longest piece in bp (16)")
-    trainer.add_argument("--sample-sentences", type=int, default=100_000,
-                         help="training sentences sampled into memory (100,000: about 3.5 GB)")
-    trainer.add_argument("--heldout-sentences", type=int, default=20_000,
-                         help="held-out sentences to report bp/token on (20,000; 0 to skip)")
-    trainer.add_argument("--seed", type=int, default=0)
+    trainer.add_argument("--vocab-size", type=int, default=_DEFAULTS.vocab_size,
+                         help="vocabulary including the 5 special tokens (default: %(default)s)")
+    trainer.add_argument("--max-piece-length", type=int, default=_DEFAULTS.max_piece_length,
+                         help="longest piece in bp (default: %(default)s)")
+    trainer.add_argument("--sample-sentences", type=int, default=_DEFAULTS.sample_sentences,
+                         help="training sentences sampled into memory, ~35 MB per 1000 (default: %(default)s)")
+    trainer.add_argument("--heldout-sentences", type=int, default=_DEFAULTS.heldout_sentences,
+                         help="held-out sentences to report bp/token on; 0 to skip (default: %(default)s)")
+    trainer.add_argument("--seed", type=int, default=_DEFAULTS.seed, help="sampling seed")
     trainer.set_defaults(func=train)
     encoder = commands.add_parser("encode", help="print token ids of DNA sequences (arguments or stdin)")
     encoder.add_argument("--model", required=True, help="tokenizer model file")

@@ -10,12 +10,14 @@ sentences peak at 0.43 GB, 40,000 at 1.4 GB, growing linearly). The default 100,
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +61,38 @@ def reservoir_sample(items: Iterable[str], size: int, seed: int) -> list[str]:
         weight *= math.exp(math.log(rng.random()) / size)
 
 
+@dataclass(frozen=True)
+class TokenizerConfig:
+    """How the DNA tokenizer is trained on a corpus.
+
+    vocab_size: pieces including the 5 special tokens (the paper: 32000).
+    max_piece_length: longest piece in bp.
+    sample_sentences: training sentences sampled into memory (100,000: about 3.5 GB, see above).
+    heldout_sentences: held-out sentences sampled to report bp/token (0: no report).
+    seed: seed of both samples.
+    """
+
+    vocab_size: int = 32000
+    max_piece_length: int = 16
+    sample_sentences: int = 100_000
+    heldout_sentences: int = 20_000
+    seed: int = 0
+
+    def __post_init__(self):
+        _check_sizes(self.vocab_size, self.max_piece_length, self.sample_sentences)
+        if self.heldout_sentences < 0:
+            raise ParameterError("heldout_sentences", self.heldout_sentences, "an integer >= 0")
+
+
+def _check_sizes(vocab_size: int, max_piece_length: int, sample_size: int) -> None:
+    if vocab_size <= len(SPECIAL_TOKENS) + len(ALPHABET):
+        raise ParameterError("vocab_size", vocab_size, f"an integer > {len(SPECIAL_TOKENS) + len(ALPHABET)}")
+    if max_piece_length < 1:
+        raise ParameterError("max_piece_length", max_piece_length, "an integer >= 1")
+    if sample_size < 1:
+        raise ParameterError("sample_size", sample_size, "an integer >= 1")
+
+
 class Tokenizer:
     """A trained DNA BPE model; `Tokenizer.train(...)` builds one, `Tokenizer.load(path)` reads one."""
 
@@ -86,21 +120,17 @@ class Tokenizer:
         return cls(path.read_bytes(), path=path)
 
     @classmethod
-    def train(cls, sentences: Iterable[str], path: str | os.PathLike, *, vocab_size: int = 32000,
-              max_piece_length: int = 16, sample_size: int = 100_000, seed: int = 0,
+    def train(cls, sentences: Iterable[str], path: str | os.PathLike, *,
+              vocab_size: int = TokenizerConfig.vocab_size,
+              max_piece_length: int = TokenizerConfig.max_piece_length,
+              sample_size: int = TokenizerConfig.sample_sentences, seed: int = 0,
               num_threads: int | None = None) -> Tokenizer:
         """Train BPE on a seeded reservoir sample of `sentences` and write the model to `path` atomically.
 
         `vocab_size` counts the 5 special tokens. One all-N sentence joins the sample so that N
         is always in the alphabet (otherwise a sample without N would map N to [UNK]).
         """
-        if vocab_size <= len(SPECIAL_TOKENS) + len(ALPHABET):
-            minimum = len(SPECIAL_TOKENS) + len(ALPHABET)
-            raise ParameterError("vocab_size", vocab_size, f"an integer > {minimum}")
-        if max_piece_length < 1:
-            raise ParameterError("max_piece_length", max_piece_length, "an integer >= 1")
-        if sample_size < 1:
-            raise ParameterError("sample_size", sample_size, "an integer >= 1")
+        _check_sizes(vocab_size, max_piece_length, sample_size)
         sample = reservoir_sample(sentences, sample_size, seed)
         for index, sentence in enumerate(sample):
             check_sequence(sentence, f"training sentence {index}")
@@ -217,17 +247,16 @@ def corpus_sentences(corpus_dir: str | os.PathLike, split: str) -> Iterator[str]
             yield sentence.sequence
 
 
-def train_on_corpus(corpus_dir: str | os.PathLike, path: str | os.PathLike, *,
-                    heldout_sentences: int = 20_000, seed: int = 0,
-                    **train_options) -> tuple[Tokenizer, dict]:
-    """Train on a corpus's `train` split; report bp/token on a seeded sample of `heldout` sentences.
-
-    `train_options` go to `Tokenizer.train` (vocab_size, max_piece_length, sample_size, ...).
-    """
-    tokenizer = Tokenizer.train(corpus_sentences(corpus_dir, "train"), path, seed=seed, **train_options)
-    heldout = reservoir_sample(corpus_sentences(corpus_dir, "heldout"), heldout_sentences, seed) \
-        if heldout_sentences else []
-    report = {"vocab_size": tokenizer.vocab_size, "tokenizer_hash": tokenizer.hash,
-              "heldout_sentences": len(heldout),
+def train_on_corpus(corpus_dir: str | os.PathLike, path: str | os.PathLike,
+                    config: TokenizerConfig | None = None) -> tuple[Tokenizer, dict]:
+    """Train on a corpus's `train` split; report bp/token on a seeded sample of `heldout` sentences."""
+    config = config or TokenizerConfig()
+    tokenizer = Tokenizer.train(corpus_sentences(corpus_dir, "train"), path, vocab_size=config.vocab_size,
+                                max_piece_length=config.max_piece_length,
+                                sample_size=config.sample_sentences, seed=config.seed)
+    heldout = reservoir_sample(corpus_sentences(corpus_dir, "heldout"), config.heldout_sentences,
+                               config.seed) if config.heldout_sentences else []
+    report = {"config": dataclasses.asdict(config), "vocab_size": tokenizer.vocab_size,
+              "tokenizer_hash": tokenizer.hash, "heldout_sentences": len(heldout),
               "heldout_bp_per_token": round(tokenizer.bp_per_token(heldout), 4) if heldout else None}
     return tokenizer, report

@@ -8,7 +8,7 @@ import pytest
 import sentencepiece as spm
 
 from dnabird.data.corpus import CorpusConfig, build_corpus
-from dnabird.data.tokenizer import SPECIAL_TOKENS, Tokenizer, reservoir_sample, train_on_corpus
+from dnabird.data.tokenizer import SPECIAL_TOKENS, Tokenizer, TokenizerConfig, reservoir_sample, train_on_corpus
 from dnabird.errors import InputFormatError, ParameterError
 
 
@@ -148,8 +148,8 @@ def test_train_on_corpus_reports_heldout_bp_per_token(tmp_path):
             sequence = "".join(motifs[i] for i in rng.integers(15, size=4000))[:20_000]
             fasta.write(f">{chrom}\n" + "\n".join(sequence[i:i + 60] for i in range(0, len(sequence), 60)) + "\n")
     build_corpus(tmp_path / "g.fa", tmp_path / "corpus", CorpusConfig(passes=1, held_out=("chr8",)), progress=False)
-    tokenizer, report = train_on_corpus(tmp_path / "corpus", tmp_path / "dna.model", heldout_sentences=10_000,
-                                        seed=0, vocab_size=200)
+    config = TokenizerConfig(vocab_size=200, heldout_sentences=10_000)
+    tokenizer, report = train_on_corpus(tmp_path / "corpus", tmp_path / "dna.model", config)
     heldout = [line.split("\t")[4].strip() for part in (tmp_path / "corpus" / "heldout").glob("*.tsv.gz")
                for line in gzip.open(part, "rt")]
     sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "dna.model"))
