@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import sentencepiece as spm
+from tqdm import tqdm
 
 from dnabird.data.corpus import iter_documents
 from dnabird.errors import InputFormatError, ParameterError
@@ -251,7 +252,8 @@ def train_on_corpus(corpus_dir: str | os.PathLike, path: str | os.PathLike,
                     config: TokenizerConfig | None = None) -> tuple[Tokenizer, dict]:
     """Train on a corpus's `train` split; report bp/token on a seeded sample of `heldout` sentences."""
     config = config or TokenizerConfig()
-    tokenizer = Tokenizer.train(corpus_sentences(corpus_dir, "train"), path, vocab_size=config.vocab_size,
+    train = tqdm(corpus_sentences(corpus_dir, "train"), desc="tokenizer sample", unit=" sentences", disable=None)
+    tokenizer = Tokenizer.train(train, path, vocab_size=config.vocab_size,
                                 max_piece_length=config.max_piece_length,
                                 sample_size=config.sample_sentences, seed=config.seed)
     heldout = reservoir_sample(corpus_sentences(corpus_dir, "heldout"), config.heldout_sentences,
