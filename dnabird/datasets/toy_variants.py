@@ -1,0 +1,147 @@
+"""Variants on the toy genome, with truth labels for judging variant-effect scores.
+
+- "disruptive": an SNV at a core base of a planted element (promoter TATA/Inr/GC box, TF motif),
+  or a deletion of a whole TATA box;
+- "neutral": SNVs and indels at least `NEUTRAL_DISTANCE` bp from every element, CpG island and peak,
+  plus a multi-allelic site and a variant at the last base of a chromosome;
+- "ref_mismatch": one record whose REF disagrees with the FASTA (a parser must notice).
+Positions in `Variant` are 0-based; the VCF writer converts to 1-based.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnabird.datasets.toy_genome import (
+    ELEMENT_CHROMOSOMES,
+    MOTIFS,
+    ToyGenome,
+    decode,
+    encode,
+    reverse_complement,
+)
+
+DISRUPTIVE_SNVS, NEUTRAL_SNVS = 30, 30
+DISRUPTED_KINDS = ("TATA", "Inr", "GCbox", "CTCF", "GATA", "FOXA", "YY1")
+TATA_DELETIONS, NEUTRAL_INSERTIONS, NEUTRAL_DELETIONS = 2, 2, 2
+NEUTRAL_DISTANCE = 2_000
+CHROM_END_VARIANT = "chrX"
+TRUTH_COLUMNS = ("chrom", "pos", "id", "ref", "alt", "kind", "label", "element")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A VCF record with its truth: `start` is 0-based; `alts` comma-free alleles."""
+
+    chrom: str
+    start: int
+    ref: str
+    alts: tuple[str, ...]
+    kind: str  # snv, deletion, insertion, multiallelic
+    label: str  # disruptive, neutral, ref_mismatch
+    element: str = "."  # kind:name of the element a disruptive variant breaks
+
+
+def _bases(genome: ToyGenome, chrom: str, start: int, end: int) -> str:
+    return decode(genome.codes[chrom][start:end])
+
+
+def _complement_base(base: str) -> str:
+    return decode(reverse_complement(encode(base)))
+
+
+def neutral_positions(genome: ToyGenome, peaks: list[tuple[str, int, int, str]]) -> dict[str, np.ndarray]:
+    """Per element chromosome, whether a base is far from every element, island, peak and gap."""
+    allowed = {}
+    for chrom in ELEMENT_CHROMOSOMES:
+        near = np.zeros(len(genome.codes[chrom]), dtype=bool)
+        loci = [(e.start, e.end) for e in genome.elements if e.chrom == chrom]
+        loci += [(i.start, i.end) for i in genome.islands if i.chrom == chrom]
+        loci += [(start, end) for peak_chrom, start, end, _ in peaks if peak_chrom == chrom]
+        for start, end in loci:
+            near[max(0, start - NEUTRAL_DISTANCE): end + NEUTRAL_DISTANCE] = True
+        for gap in (g for g in genome.gaps if g.chrom == chrom):  # room for a deletion's REF
+            near[max(0, gap.start - 10): gap.end] = True
+        near[-1] = True  # the chromosome-end variant has its own record
+        allowed[chrom] = ~near & (genome.codes[chrom] != 4)
+    return allowed
+
+
+def build_variants(genome: ToyGenome, peaks: list[tuple[str, int, int, str]],
+                   rng: np.random.Generator) -> list[Variant]:
+    """All toy variants, sorted by chromosome (FASTA order) and position."""
+    variants = []
+    targets = [e for e in genome.elements if e.kind in DISRUPTED_KINDS]
+    for index in rng.choice(len(targets), size=DISRUPTIVE_SNVS, replace=False):
+        element = targets[int(index)]
+        core = MOTIFS[element.kind][1]
+        position = element.start + core if element.strand == "+" else element.end - 1 - core
+        ref = _bases(genome, element.chrom, position, position + 1)
+        variants.append(Variant(element.chrom, position, ref, (_complement_base(ref),), "snv", "disruptive",
+                                f"{element.kind}:{element.name}"))
+    tata = [e for e in genome.elements if e.kind == "TATA"
+            and not any(v.chrom == e.chrom and e.start - 1 <= v.start < e.end for v in variants)]
+    for index in rng.choice(len(tata), size=TATA_DELETIONS, replace=False):
+        element = tata[int(index)]
+        ref = _bases(genome, element.chrom, element.start - 1, element.end)
+        variants.append(Variant(element.chrom, element.start - 1, ref, (ref[0],), "deletion", "disruptive",
+                                f"TATA:{element.name}"))
+    variants += _neutral_variants(genome, neutral_positions(genome, peaks), rng)
+    order = list(genome.codes)
+    return sorted(variants, key=lambda v: (order.index(v.chrom), v.start))
+
+
+def _neutral_variants(genome: ToyGenome, allowed: dict[str, np.ndarray],
+                      rng: np.random.Generator) -> list[Variant]:
+    chroms = list(allowed)
+    offsets = np.cumsum([0] + [int(mask.sum()) for mask in allowed.values()])
+    wanted = NEUTRAL_SNVS + NEUTRAL_INSERTIONS + NEUTRAL_DELETIONS + 2  # + multi-allelic + ref mismatch
+    picks = np.sort(rng.choice(offsets[-1], size=wanted, replace=False))
+    sites = []
+    for pick in picks:
+        k = int(np.searchsorted(offsets, pick, side="right")) - 1
+        sites.append((chroms[k], int(np.flatnonzero(allowed[chroms[k]])[pick - offsets[k]])))
+    order = rng.permutation(len(sites))
+    kinds = (["snv"] * NEUTRAL_SNVS + ["insertion"] * NEUTRAL_INSERTIONS + ["deletion"] * NEUTRAL_DELETIONS
+             + ["multiallelic", "ref_mismatch"])
+    variants = []
+    for kind, index in zip(kinds, order, strict=True):
+        chrom, position = sites[int(index)]
+        ref = _bases(genome, chrom, position, position + 1)
+        others = [base for base in "ACGT" if base != ref]
+        if kind == "snv":
+            variants.append(Variant(chrom, position, ref, (str(rng.choice(others)),), kind, "neutral"))
+        elif kind == "insertion":
+            inserted = "".join(rng.choice(list("ACGT"), size=int(rng.integers(1, 8))))
+            variants.append(Variant(chrom, position, ref, (ref + inserted,), kind, "neutral"))
+        elif kind == "deletion":
+            ref = _bases(genome, chrom, position, position + int(rng.integers(2, 8)))
+            variants.append(Variant(chrom, position, ref, (ref[0],), kind, "neutral"))
+        elif kind == "multiallelic":
+            variants.append(Variant(chrom, position, ref, tuple(others[:2]), kind, "neutral"))
+        else:  # REF deliberately not the FASTA base
+            variants.append(Variant(chrom, position, others[0], (others[1],), "snv", "ref_mismatch"))
+    last = len(genome.codes[CHROM_END_VARIANT]) - 1
+    ref = _bases(genome, CHROM_END_VARIANT, last, last + 1)
+    variants.append(Variant(CHROM_END_VARIANT, last, ref, (_complement_base(ref),), "snv", "neutral"))
+    return variants
+
+
+def vcf_text(variants: list[Variant], lengths: dict[str, int], source: str) -> str:
+    """VCF 4.2: header with contigs and INFO definitions, then sorted 1-based records."""
+    header = ["##fileformat=VCFv4.2", f"##source={source}", "##reference=toy_hg19.fa"]
+    header += [f"##contig=<ID={chrom},length={length},assembly=toy_hg19>"
+               for chrom, length in lengths.items()]
+    header += ['##INFO=<ID=KIND,Number=1,Type=String,Description="snv, insertion, deletion or multiallelic">',
+               "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO"]
+    records = [f"{chrom}\t{pos}\t{name}\t{ref}\t{alt}\t.\tPASS\tKIND={kind}"
+               for chrom, pos, name, ref, alt, kind, *_ in truth_rows(variants)]
+    return "\n".join(header + records) + "\n"
+
+
+def truth_rows(variants: list[Variant]) -> list[tuple]:
+    """Rows of the truth table, one per VCF record, in `TRUTH_COLUMNS` order (pos 1-based)."""
+    return [(v.chrom, v.start + 1, f"toy_var_{n:03d}", v.ref, ",".join(v.alts), v.kind, v.label, v.element)
+            for n, v in enumerate(variants, start=1)]
