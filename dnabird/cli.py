@@ -17,6 +17,7 @@ from dnabird.errors import DnabirdError
 
 COMMAND_MODULES = (
     "dnabird.commands.info",
+    "dnabird.commands.fetch",
     "dnabird.commands.corpus",
     "dnabird.commands.run",
     "dnabird.commands.tokenizer",

@@ -55,3 +55,11 @@ class BackendUnavailableError(DnabirdError, RuntimeError):
     def __init__(self, backend: str, reasons: list[str]):
         self.backend, self.reasons = backend, list(reasons)
         super().__init__(f"attention backend {backend!r} cannot run this call: " + "; ".join(reasons))
+
+
+class DownloadError(DnabirdError):
+    """A file could not be downloaded from any of its URLs; lists what went wrong at each."""
+
+    def __init__(self, filename: str, failures: list[str]):
+        self.filename, self.failures = filename, list(failures)
+        super().__init__(f"could not download {filename}: " + "; ".join(failures))

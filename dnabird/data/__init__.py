@@ -1,1 +1,1 @@
-"""Data path: corpus of documents cut from the genome."""
+"""The genome data path: manifests and fetching, corpus, tokenizer, token shards."""
