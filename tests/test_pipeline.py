@@ -192,3 +192,21 @@ def test_out_of_range_values_fail_at_load_time_naming_file_and_field():
         load_pipeline(REPO / "pipelines" / "demo.yaml", ["tokenizer.vocab_size=5"])
     with pytest.raises(ConfigError, match=r"demo\.yaml: corpus: passes=0 is invalid"):
         load_pipeline(REPO / "pipelines" / "demo.yaml", ["corpus.passes=0"])
+
+
+def test_demo_pipeline_end_to_end(tmp_path):
+    """The shipped demo, shortened to one corpus pass: shards hold every corpus document; a rerun skips all."""
+    from dnabird.data.shards import ShardReader
+
+    overrides = [f"out_dir={tmp_path / 'demo'}", f"fetch.dest={tmp_path / 'data'}", "corpus.passes=1",
+                 "tokenizer.vocab_size=256"]
+    pipeline = load_pipeline(REPO / "pipelines" / "demo.yaml", overrides)
+    assert run_pipeline(pipeline) == {name: "ran" for name in ("fetch", "corpus", "tokenizer", "shards")}
+    report = json.loads((tmp_path / "demo" / "corpus" / "report.json").read_text())
+    for split in ("train", "heldout"):
+        with ShardReader(tmp_path / "demo" / "shards" / split) as reader:
+            assert len(reader) == report["splits"][split]["documents"] > 0
+            assert {reader[i].chrom for i in range(len(reader))} == set(report["splits"][split]["contigs"])
+    tokenizer_report = json.loads((tmp_path / "demo" / "tokenizer" / "report.json").read_text())
+    assert tokenizer_report["vocab_size"] == 256 and tokenizer_report["heldout_bp_per_token"] > 2
+    assert set(run_pipeline(pipeline).values()) == {"skipped"}
