@@ -174,11 +174,11 @@ def _load_record(path: Path) -> dict | None:
 # ---- running --------------------------------------------------------------------------------------
 
 def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
-                 force: Sequence[str] = ()) -> dict[str, str]:
-    """Run (or skip) each configured stage in order; returns stage -> "ran" | "skipped".
+                 force: Sequence[str] = ()) -> dict:
+    """Run (or skip) each configured stage in order; `force` names stages to run afresh regardless.
 
-    `force` names stages to run even when up to date. Writes `out_dir/run.json` (resolved
-    config, seed, versions, what ran and how long it took).
+    Returns the run record also written to `out_dir/run.json`: resolved config, seed, versions,
+    each stage's status ("ran" | "skipped"), seconds and outputs.
     """
     stages = [s for s in (registered_stages() if stages is None else stages) if s.name in pipeline.stages]
     context = RunContext(pipeline.out_dir)
@@ -211,8 +211,7 @@ def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
                                  "seconds": seconds[stage.name], "versions": environment})
         status[stage.name] = "ran"
         log.info("stage %s: done in %.1f s", stage.name, seconds[stage.name])
-    write_json(pipeline.out_dir / "run.json", {
-        "pipeline": pipeline.source, "config": pipeline.resolved(), "seed": pipeline.seed,
-        "versions": environment, "stages": status, "seconds": seconds, "outputs": context.outputs,
-    })
-    return status
+    record = {"pipeline": pipeline.source, "config": pipeline.resolved(), "seed": pipeline.seed,
+              "versions": environment, "stages": status, "seconds": seconds, "outputs": context.outputs}
+    write_json(pipeline.out_dir / "run.json", record)
+    return record

@@ -70,10 +70,10 @@ def setup(tmp_path):
 def test_second_run_skips_everything(setup):
     recorder, config = setup
     pipeline = load_pipeline(config, stages=recorder.stages())
-    assert run_pipeline(pipeline, recorder.stages()) == {"make": "ran", "use": "ran"}
+    assert run_pipeline(pipeline, recorder.stages())["stages"] == {"make": "ran", "use": "ran"}
     assert recorder.calls == [("make", i) for i in range(4)] + [("use", None)]
     recorder.calls.clear()
-    assert run_pipeline(pipeline, recorder.stages()) == {"make": "skipped", "use": "skipped"}
+    assert run_pipeline(pipeline, recorder.stages())["stages"] == {"make": "skipped", "use": "skipped"}
     assert recorder.calls == []
     run = json.loads((pipeline.out_dir / "run.json").read_text())
     assert run["seed"] == 3 and run["config"]["make"] == {"value": 2, "parts": 4, "seed": 3}
@@ -86,12 +86,12 @@ def test_config_change_or_input_content_change_reruns(setup):
     recorder, config = setup
     run_pipeline(load_pipeline(config, stages=recorder.stages()), recorder.stages())
     changed = load_pipeline(config, ["use.scale=2"], stages=recorder.stages())
-    assert run_pipeline(changed, recorder.stages()) == {"make": "skipped", "use": "ran"}
+    assert run_pipeline(changed, recorder.stages())["stages"] == {"make": "skipped", "use": "ran"}
     recorder.source.write_text("bbbb")  # same size, new content
-    assert run_pipeline(changed, recorder.stages()) == {"make": "ran", "use": "ran"}
+    assert run_pipeline(changed, recorder.stages())["stages"] == {"make": "ran", "use": "ran"}
     assert (changed.out_dir / "use" / "all.txt").read_text().startswith("bbbb:2:0|")
-    assert run_pipeline(load_pipeline(config, ["seed=4", "use.scale=2"], stages=recorder.stages()),
-                        recorder.stages()) == {"make": "ran", "use": "ran"}  # make's seed follows the pipeline's
+    reseeded = load_pipeline(config, ["seed=4", "use.scale=2"], stages=recorder.stages())
+    assert run_pipeline(reseeded, recorder.stages())["stages"] == {"make": "ran", "use": "ran"}  # make has a seed
 
 
 def test_deleted_output_reruns_the_stage(setup):
@@ -99,7 +99,7 @@ def test_deleted_output_reruns_the_stage(setup):
     pipeline = load_pipeline(config, stages=recorder.stages())
     run_pipeline(pipeline, recorder.stages())
     (pipeline.out_dir / "use" / "all.txt").unlink()
-    assert run_pipeline(pipeline, recorder.stages()) == {"make": "skipped", "use": "ran"}
+    assert run_pipeline(pipeline, recorder.stages())["stages"] == {"make": "skipped", "use": "ran"}
 
 
 def test_interrupted_stage_resumes_per_part(setup):
@@ -112,7 +112,7 @@ def test_interrupted_stage_resumes_per_part(setup):
     assert json.loads((pipeline.out_dir / "make" / "stage.json").read_text())["finished"] is False
     recorder.calls.clear()
     recorder.fail_after = None
-    assert run_pipeline(pipeline, recorder.stages()) == {"make": "ran", "use": "ran"}
+    assert run_pipeline(pipeline, recorder.stages())["stages"] == {"make": "ran", "use": "ran"}
     assert recorder.calls == [("make", 2), ("make", 3), ("use", None)]
 
 
@@ -121,7 +121,7 @@ def test_changed_key_starts_the_stage_afresh(setup):
     run_pipeline(load_pipeline(config, stages=recorder.stages()), recorder.stages())
     smaller = load_pipeline(config, ["make.parts=2"], stages=recorder.stages())
     recorder.calls.clear()
-    assert run_pipeline(smaller, recorder.stages()) == {"make": "ran", "use": "ran"}
+    assert run_pipeline(smaller, recorder.stages())["stages"] == {"make": "ran", "use": "ran"}
     assert sorted(p.name for p in (smaller.out_dir / "make").glob("part-*")) == ["part-0.txt", "part-1.txt"]
     assert (smaller.out_dir / "use" / "all.txt").read_text() == "aaaa:2:0|aaaa:2:1"
 
@@ -201,7 +201,8 @@ def test_demo_pipeline_end_to_end(tmp_path):
     overrides = [f"out_dir={tmp_path / 'demo'}", f"fetch.dest={tmp_path / 'data'}", "corpus.passes=1",
                  "tokenizer.vocab_size=256"]
     pipeline = load_pipeline(REPO / "pipelines" / "demo.yaml", overrides)
-    assert run_pipeline(pipeline) == {name: "ran" for name in ("fetch", "corpus", "tokenizer", "shards")}
+    stages = ("fetch", "corpus", "tokenizer", "shards")
+    assert run_pipeline(pipeline)["stages"] == dict.fromkeys(stages, "ran")
     report = json.loads((tmp_path / "demo" / "corpus" / "report.json").read_text())
     for split in ("train", "heldout"):
         with ShardReader(tmp_path / "demo" / "shards" / split) as reader:
@@ -209,4 +210,4 @@ def test_demo_pipeline_end_to_end(tmp_path):
             assert {reader[i].chrom for i in range(len(reader))} == set(report["splits"][split]["contigs"])
     tokenizer_report = json.loads((tmp_path / "demo" / "tokenizer" / "report.json").read_text())
     assert tokenizer_report["vocab_size"] == 256 and tokenizer_report["heldout_bp_per_token"] > 2
-    assert set(run_pipeline(pipeline).values()) == {"skipped"}
+    assert set(run_pipeline(pipeline)["stages"].values()) == {"skipped"}

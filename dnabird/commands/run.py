@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from dnabird.pipeline import load_pipeline, run_pipeline
 
 
 def run(args: argparse.Namespace) -> int:
     pipeline = load_pipeline(args.pipeline, args.overrides)
-    status = run_pipeline(pipeline, force=args.force)
-    for stage, state in status.items():
-        print(f"{stage:>10}: {state:<8} -> {pipeline.out_dir / stage}")
-    print(f"outputs in {pipeline.out_dir} (resolved config, versions, seed: {pipeline.out_dir / 'run.json'})")
+    record = run_pipeline(pipeline, force=args.force)
+    for stage, state in record["stages"].items():
+        took = f" in {record['seconds'][stage]:.1f} s" if stage in record["seconds"] else ""
+        outputs = sorted({str(Path(p) if Path(p).is_dir() else Path(p).parent)
+                          for p in record["outputs"][stage].values()})
+        print(f"{stage:>10}: {state}{took} -> {', '.join(outputs)}")
+    print(f"resolved config, versions and seed: {pipeline.out_dir / 'run.json'}")
     return 0
 
 
