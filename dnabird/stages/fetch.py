@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from dnabird.data.fetch import FASTA_SUFFIXES, fetch
+from dnabird.data.manifests import find_manifest
 from dnabird.errors import ConfigError
 from dnabird.pipeline import RunContext, Stage
-
-FASTA_NAMES = (".fa", ".fasta", ".fna", ".fa.gz", ".fasta.gz", ".fna.gz")
 
 
 @dataclass
@@ -20,23 +20,23 @@ class FetchConfig:
 
 
 def inputs(config: FetchConfig, context: RunContext) -> list[Path]:
-    return []
+    """The manifest: editing it (URL, checksum, generator seed) fetches again."""
+    manifest = find_manifest(config.source)
+    return [manifest.path] if manifest.path is not None else []
 
 
 def genome_fasta(files: dict[str, Path], source: str) -> Path:
-    """The FASTA among a source's files: the `fasta` key, else the one file named like a FASTA."""
+    """The genome among a source's files: the `fasta` key (generated sources), else the one FASTA."""
     if "fasta" in files:
         return Path(files["fasta"])
-    candidates = [Path(p) for p in files.values() if str(p).endswith(FASTA_NAMES)]
-    indexed = [p for p in candidates if Path(f"{p}.fai").exists()] or candidates
-    if len(indexed) != 1:
-        raise ConfigError(f"fetch: source {source!r} yields {len(indexed)} FASTA files, expected one")
-    return indexed[0]
+    candidates = [Path(p) for p in files.values() if Path(p).suffix in FASTA_SUFFIXES]
+    if len(candidates) != 1:
+        raise ConfigError(f"fetch: source {source!r} yields {len(candidates)} FASTA files "
+                          f"({', '.join(p.name for p in candidates) or 'none'}), expected one genome")
+    return candidates[0]
 
 
 def run(config: FetchConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    from dnabird.data.fetch import fetch
-
     files = fetch(config.source, config.dest)
     return {**files, "fasta": genome_fasta(files, config.source)}
 
