@@ -45,13 +45,17 @@ def check_sequence(sequence: str, record: str) -> None:
 def reservoir_sample(items: Iterable[str], size: int, seed: int) -> list[str]:
     """A uniform sample of `size` items from a stream of unknown length (Li's algorithm L)."""
     rng = np.random.default_rng(seed)
+
+    def uniform() -> float:  # in (0, 1], so its log is finite
+        return 1.0 - rng.random()
+
     stream = iter(items)
     sample = [item for _, item in zip(range(size), stream, strict=False)]
     if len(sample) < size:
         return sample
-    weight = math.exp(math.log(rng.random()) / size)
+    weight = math.exp(math.log(uniform()) / size)
     while True:
-        skip = math.floor(math.log(rng.random()) / math.log1p(-weight))
+        skip = math.floor(math.log(uniform()) / math.log1p(-weight))
         for _ in range(skip):
             if next(stream, None) is None:
                 return sample
@@ -59,7 +63,7 @@ def reservoir_sample(items: Iterable[str], size: int, seed: int) -> list[str]:
         if item is None:
             return sample
         sample[int(rng.integers(size))] = item
-        weight *= math.exp(math.log(rng.random()) / size)
+        weight *= math.exp(math.log(uniform()) / size)
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,10 @@ class Tokenizer:
 
     def __init__(self, model_proto: bytes, *, path: str | os.PathLike | None = None):
         self.path = Path(path) if path is not None else None
-        self._sp = spm.SentencePieceProcessor(model_proto=model_proto)
+        try:
+            self._sp = spm.SentencePieceProcessor(model_proto=model_proto)
+        except RuntimeError as err:
+            raise InputFormatError(f"not a sentencepiece model ({err})", path=path) from err
         pieces = [self._sp.id_to_piece(i) for i in range(self.vocab_size)]
         if tuple(pieces[: len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS:
             raise InputFormatError(

@@ -89,7 +89,22 @@ def test_training_rejects_bad_sentences_and_sizes(tmp_path):
         Tokenizer.train(["ACGT", "acgt"], tmp_path / "x.model", vocab_size=20)
     with pytest.raises(ParameterError, match="vocab_size"):
         Tokenizer.train(["ACGT"], tmp_path / "x.model", vocab_size=8)
+    with pytest.raises(ParameterError, match="vocab_size=5000 .* 2-sentence sample"):
+        Tokenizer.train(["ACGT" * 10, "GATTACA"], tmp_path / "x.model", vocab_size=5000)
     assert not (tmp_path / "x.model").exists()
+
+
+def test_loading_something_else_names_the_file(tmp_path):
+    (tmp_path / "junk.model").write_bytes(b"not a model")
+    with pytest.raises(InputFormatError, match="junk.model: not a sentencepiece model"):
+        Tokenizer.load(tmp_path / "junk.model")
+    with pytest.raises(InputFormatError, match="missing.model: tokenizer model file not found"):
+        Tokenizer.load(tmp_path / "missing.model")
+    text_model = spm.SentencePieceTrainer.train  # a sentencepiece model without dnabird's special ids
+    text_model(sentence_iterator=iter(["hello world"] * 50), model_prefix=str(tmp_path / "text"), vocab_size=12,
+               minloglevel=2)
+    with pytest.raises(InputFormatError, match="text.model: not a dnabird DNA tokenizer"):
+        Tokenizer.load(tmp_path / "text.model")
 
 
 def test_training_is_reproducible_from_the_seed(tmp_path):
