@@ -17,7 +17,7 @@ import bisect
 import itertools
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,24 +54,19 @@ def ids_dtype(vocab_size: int) -> np.dtype:
     return np.dtype(np.uint16 if vocab_size <= 1 << 16 else np.uint32)
 
 
-class _Appender:
-    """Buffers rows for a resizable 1-D or 2-D HDF5 dataset and appends them in large writes."""
+class _Column:
+    """A resizable HDF5 dataset (1-D, or 2-D with `width` columns) that grows by appending rows."""
 
-    def __init__(self, group: h5py.File, name: str, dtype, width: int | None = None):
+    def __init__(self, shard: h5py.File, name: str, dtype, width: int | None = None):
         shape, maxshape = ((0,), (None,)) if width is None else ((0, width), (None, width))
         chunks = (1 << 16,) if width is None else (1 << 14, width)
-        self.dataset = group.create_dataset(name, shape=shape, maxshape=maxshape, dtype=dtype, chunks=chunks)
-        self.pending: list[np.ndarray] = []
+        self.dataset = shard.create_dataset(name, shape=shape, maxshape=maxshape, dtype=dtype, chunks=chunks)
 
-    def add(self, rows: np.ndarray) -> None:
-        self.pending.append(rows)
+    def __len__(self) -> int:
+        return self.dataset.shape[0]
 
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        rows = np.concatenate(self.pending)
-        self.pending = []
-        start = self.dataset.shape[0]
+    def append(self, rows: np.ndarray) -> None:
+        start = len(self)
         self.dataset.resize(start + len(rows), axis=0)
         self.dataset[start:] = rows
 
@@ -103,53 +98,44 @@ def write_shard(path: str | os.PathLike, documents: Iterable, tokenizer: Tokeniz
 
 
 def _fill_shard(shard: h5py.File, documents: Iterable, tokenizer: Tokenizer, num_threads: int) -> dict:
-    ids = _Appender(shard, "ids", ids_dtype(tokenizer.vocab_size))
-    sentence_ends = _Appender(shard, "sentence_offsets", np.int64)
-    document_ends = _Appender(shard, "document_offsets", np.int64)
-    coords = _Appender(shard, "coords", np.int64, width=3)
-    sentence_ends.add(np.zeros(1, np.int64))
-    document_ends.add(np.zeros(1, np.int64))
+    ids = _Column(shard, "ids", ids_dtype(tokenizer.vocab_size))
+    sentence_offsets = _Column(shard, "sentence_offsets", np.int64)
+    document_offsets = _Column(shard, "document_offsets", np.int64)
+    coords = _Column(shard, "coords", np.int64, width=3)
+    sentence_offsets.append(np.zeros(1, np.int64))
+    document_offsets.append(np.zeros(1, np.int64))
     chroms: dict[str, int] = {}
     document_ids: list[str] = []
-    batch: list = []
-    totals = {"sentences": 0, "tokens": 0}
+    for batch in _checked_batches(documents):
+        sentences = [(chroms.setdefault(d.chrom, len(chroms)), s) for d in batch for s in d.sentences]
+        encoded = tokenizer.encode([s.sequence for _, s in sentences], num_threads=num_threads)
+        lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
+        sentence_offsets.append(len(ids) + np.cumsum(lengths))
+        document_offsets.append(len(coords) + np.cumsum([len(d.sentences) for d in batch]))
+        ids.append(np.fromiter(itertools.chain.from_iterable(encoded), ids.dataset.dtype, int(lengths.sum())))
+        coords.append(np.array([(chrom, s.start, s.end) for chrom, s in sentences], np.int64))
+        document_ids.extend(str(d.id) for d in batch)
+    shard.create_dataset("document_ids", data=np.array(document_ids, dtype=h5py.string_dtype()))
+    shard.attrs["chroms"] = json.dumps(list(chroms))
+    return {"num_documents": len(document_ids), "num_sentences": len(coords), "num_tokens": len(ids)}
 
-    def encode_batch() -> None:
-        sequences = [sentence.sequence for document in batch for sentence in document.sentences]
-        encoded = tokenizer.encode(sequences, num_threads=num_threads)
-        lengths = np.fromiter((len(tokens) for tokens in encoded), np.int64, len(encoded))
-        ids.add(np.fromiter(itertools.chain.from_iterable(encoded), ids.dataset.dtype, int(lengths.sum())))
-        sentence_ends.add(totals["tokens"] + np.cumsum(lengths))
-        per_document = np.array([len(document.sentences) for document in batch], np.int64)
-        document_ends.add(totals["sentences"] + np.cumsum(per_document))
-        coords.add(np.array([(chroms.setdefault(document.chrom, len(chroms)), sentence.start, sentence.end)
-                             for document in batch for sentence in document.sentences],
-                            np.int64).reshape(-1, 3))
-        totals["tokens"] += int(lengths.sum())
-        totals["sentences"] += len(encoded)
-        for appender in (ids, sentence_ends, document_ends, coords):
-            appender.flush()
-        batch.clear()
 
-    pending_sentences = 0
+def _checked_batches(documents: Iterable) -> Iterator[list]:
+    """Documents in lists of about `_ENCODE_BATCH_SENTENCES` sentences, each sentence checked first."""
+    batch, sentences = [], 0
     for document in documents:
         if not document.sentences:
             raise InputFormatError("document has no sentences", record=str(document.id))
         for sentence in document.sentences:
-            record = f"document {document.id} {document.chrom}:{sentence.start}-{sentence.end}"
-            check_sequence(sentence.sequence, record)
+            where = f"document {document.id} {document.chrom}:{sentence.start}-{sentence.end}"
+            check_sequence(sentence.sequence, where)
         batch.append(document)
-        document_ids.append(str(document.id))
-        pending_sentences += len(document.sentences)
-        if pending_sentences >= _ENCODE_BATCH_SENTENCES:
-            encode_batch()
-            pending_sentences = 0
+        sentences += len(document.sentences)
+        if sentences >= _ENCODE_BATCH_SENTENCES:
+            yield batch
+            batch, sentences = [], 0
     if batch:
-        encode_batch()
-    shard.create_dataset("document_ids", data=np.array(document_ids, dtype=h5py.string_dtype()))
-    shard.attrs["chroms"] = json.dumps(list(chroms))
-    return {"num_documents": len(document_ids), "num_sentences": totals["sentences"],
-            "num_tokens": totals["tokens"]}
+        yield batch
 
 
 class ShardReader:

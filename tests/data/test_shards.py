@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 
+from dnabird.data import shards
 from dnabird.data.shards import ShardReader, ids_dtype, write_shard
 from dnabird.data.tokenizer import Tokenizer
 from dnabird.errors import InputFormatError
@@ -50,7 +51,9 @@ def tokenizer(tmp_path_factory):
     return Tokenizer.train(sentences, path, vocab_size=120, sample_size=1000, seed=0)
 
 
-def test_shard_matches_direct_sentencepiece_encoding(tmp_path, tokenizer):
+@pytest.mark.parametrize("batch_sentences", [7, 4096])  # several encode batches, and one
+def test_shard_matches_direct_sentencepiece_encoding(tmp_path, tokenizer, monkeypatch, batch_sentences):
+    monkeypatch.setattr(shards, "_ENCODE_BATCH_SENTENCES", batch_sentences)
     documents = make_documents(1, 30)
     path = write_shard(tmp_path / "part-00-chr1.h5", documents, tokenizer, corpus_config={"passes": 1},
                        attrs={"source": "part-00-chr1.tsv.gz"})
