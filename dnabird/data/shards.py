@@ -142,8 +142,8 @@ class ShardReader:
     """Random access to the documents of one shard file or of every shard in a directory.
 
     `reader[i]` reads only document i's offsets, ids and coordinates from disk (O(1) in the size
-    of the shard). Files are opened lazily and reopened after a fork, so DataLoader workers can
-    share a reader.
+    of the shard). Files are opened lazily, reopened after a fork and left out of pickles, so
+    DataLoader workers (forked or spawned) can share a reader.
     """
 
     def __init__(self, path: str | os.PathLike):
@@ -197,6 +197,9 @@ class ShardReader:
         chrom = self.chroms[shard_index][int(coords[0, 0])]
         document_id = shard["document_ids"].asstr()[local]
         return TokenizedDocument(document_id, chrom, sentences, coords[:, 1:])
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_files": {}}
 
     def close(self) -> None:
         for shard in self._files.values():

@@ -1,6 +1,7 @@
 """Token shards: contents equal an independent sentencepiece + h5py path; O(1) reads; atomic writes."""
 
 import json
+import pickle
 from dataclasses import dataclass
 
 import h5py
@@ -101,6 +102,10 @@ def test_reader_returns_any_document_across_shards(tmp_path, tokenizer):
         with pytest.raises(IndexError):
             reader[42]
     assert len(ShardReader(tmp_path / "train" / "part-01-chrX.h5")) == 17
+    reader = ShardReader(tmp_path / "train")
+    reader[0]  # opens a file
+    copy = pickle.loads(pickle.dumps(reader))
+    assert copy[30].id == everything[30].id and copy[30].coords.tolist() == reader[30].coords.tolist()
 
 
 def test_reading_a_document_touches_only_that_document(tmp_path, tokenizer, monkeypatch):
