@@ -15,6 +15,9 @@ The fingerprint of a file is its size, modification time and the sha256 of its f
 MiB (cheap on multi-GB genomes; a same-size edit in the middle of a file is caught by the
 mtime); a directory is the fingerprint of every file below it.
 
+Each run also writes `out_dir/run.json` (resolved config, seed, versions, status, times, outputs)
+and `out_dir/config.yaml`, the resolved config that `dnabird run` accepts again.
+
 Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
 """
 
@@ -32,6 +35,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from dnabird.config import apply_overrides, build_config, coerce, read_yaml
 from dnabird.errors import ConfigError
 
@@ -44,6 +49,7 @@ STAGE_MODULES = (
 PIPELINE_KEYS = ("out_dir", "seed")
 FINGERPRINT_BLOCK = 1 << 20
 STAGE_RECORD = "stage.json"
+RESOLVED_CONFIG = "config.yaml"
 log = logging.getLogger(__name__)
 
 
@@ -88,9 +94,10 @@ class Pipeline:
     stages: dict[str, object]
 
     def resolved(self) -> dict:
-        """The full config, defaults filled in, as plain data (what `run.json` records)."""
-        return {"out_dir": str(self.out_dir), "seed": self.seed,
-                **{name: dataclasses.asdict(config) for name, config in self.stages.items()}}
+        """The full config, defaults filled in, as plain JSON-able data (what `run.json` records)."""
+        return json.loads(json.dumps({"out_dir": str(self.out_dir), "seed": self.seed,
+                                      **{name: dataclasses.asdict(c) for name, c in self.stages.items()}},
+                                     default=str))
 
 
 def registered_stages() -> list[Stage]:
@@ -214,4 +221,7 @@ def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
     record = {"pipeline": pipeline.source, "config": pipeline.resolved(), "seed": pipeline.seed,
               "versions": environment, "stages": status, "seconds": seconds, "outputs": context.outputs}
     write_json(pipeline.out_dir / "run.json", record)
+    resolved = pipeline.out_dir / RESOLVED_CONFIG
+    resolved.write_text(f"# Resolved from {pipeline.source}; rerun: dnabird run {resolved}\n"
+                        + yaml.safe_dump(pipeline.resolved(), sort_keys=False))
     return record

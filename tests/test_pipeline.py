@@ -80,6 +80,8 @@ def test_second_run_skips_everything(setup):
     assert run["config"]["use"] == {"labels": ["x"], "scale": 1.0}
     assert "numpy" in run["versions"] and "python" in run["versions"]
     assert (pipeline.out_dir / "use" / "all.txt").read_text().startswith("aaaa:2:0|")
+    again = load_pipeline(pipeline.out_dir / "config.yaml", stages=recorder.stages())
+    assert again.stages == pipeline.stages and again.seed == 3 and again.out_dir == pipeline.out_dir
 
 
 def test_config_change_or_input_content_change_reruns(setup):
@@ -211,3 +213,4 @@ def test_demo_pipeline_end_to_end(tmp_path):
     tokenizer_report = json.loads((tmp_path / "demo" / "tokenizer" / "report.json").read_text())
     assert tokenizer_report["vocab_size"] == 256 and tokenizer_report["heldout_bp_per_token"] > 2
     assert set(run_pipeline(pipeline)["stages"].values()) == {"skipped"}
+    assert load_pipeline(tmp_path / "demo" / "config.yaml").stages == pipeline.stages
