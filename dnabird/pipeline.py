@@ -158,12 +158,17 @@ def versions() -> dict[str, str]:
     return environment_report()
 
 
-def write_json(path: Path, data: Mapping) -> None:
-    """Write `data` as JSON to `path` via a temp file and rename."""
+def write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temp file and rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(path.name + ".tmp")
-    temp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    temp.write_text(text)
     os.replace(temp, path)
+
+
+def write_json(path: Path, data: Mapping) -> None:
+    """Write `data` as indented JSON to `path` via a temp file and rename."""
+    write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def _stage_key(config, inputs: Sequence[Path]) -> dict:
@@ -222,6 +227,6 @@ def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
               "versions": environment, "stages": status, "seconds": seconds, "outputs": context.outputs}
     write_json(pipeline.out_dir / "run.json", record)
     resolved = pipeline.out_dir / RESOLVED_CONFIG
-    resolved.write_text(f"# Resolved from {pipeline.source}; rerun: dnabird run {resolved}\n"
-                        + yaml.safe_dump(pipeline.resolved(), sort_keys=False))
+    write_text(resolved, f"# Resolved from {pipeline.source}; rerun: dnabird run {resolved}\n"
+               + yaml.safe_dump(pipeline.resolved(), sort_keys=False))
     return record
