@@ -75,13 +75,17 @@ class RunContext:
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def output(self, stage: str, name: str) -> Path:
-        """The path an earlier stage recorded as `name`; a clear error if that stage did not run."""
+        """The path an earlier stage recorded as `name`, in this run or a finished earlier run into
+        the same `out_dir`; a clear error if there is none."""
+        if stage not in self.outputs:
+            record = _load_record(self.out_dir / stage / STAGE_RECORD) or {}
+            if record.get("finished"):
+                self.outputs[stage] = record["outputs"]
         try:
             return Path(self.outputs[stage][name])
         except KeyError:
-            raise ConfigError(
-                f"this stage needs output {name!r} of stage {stage!r}: add a {stage!r} section"
-            ) from None
+            raise ConfigError(f"this stage needs output {name!r} of stage {stage!r}: add a {stage!r} "
+                              f"section, or run it once into {self.out_dir}") from None
 
 
 @dataclass

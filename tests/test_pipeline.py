@@ -96,6 +96,18 @@ def test_config_change_or_input_content_change_reruns(setup):
     assert run_pipeline(reseeded, recorder.stages())["stages"] == {"make": "ran", "use": "ran"}  # make has a seed
 
 
+def test_a_later_stage_alone_reads_earlier_outputs_of_the_same_out_dir(setup, tmp_path):
+    recorder, config = setup
+    alone = tmp_path / "alone.yaml"
+    alone.write_text(yaml.safe_dump({"out_dir": str(tmp_path / "out"), "use": {"scale": 3}}))
+    with pytest.raises(ConfigError, match="needs output 'parts' of stage 'make'"):
+        run_pipeline(load_pipeline(alone, stages=recorder.stages()), recorder.stages())
+    run_pipeline(load_pipeline(config, stages=recorder.stages()), recorder.stages())
+    record = run_pipeline(load_pipeline(alone, stages=recorder.stages()), recorder.stages())
+    assert record["stages"] == {"use": "ran"}
+    assert (tmp_path / "out" / "use" / "all.txt").read_text().startswith("aaaa:2:0|")
+
+
 def test_deleted_output_reruns_the_stage(setup):
     recorder, config = setup
     pipeline = load_pipeline(config, stages=recorder.stages())
