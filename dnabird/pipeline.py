@@ -15,6 +15,9 @@ The fingerprint of a file is its size, modification time and the sha256 of its f
 MiB (cheap on multi-GB genomes; a same-size edit in the middle of a file is caught by the
 mtime); a directory is the fingerprint of every file below it.
 
+A stage reads earlier stages' outputs from this run or, when the pipeline leaves those stages
+out, from their finished records in the same `out_dir`.
+
 Each run also writes `out_dir/run.json` (resolved config, seed, versions, status, times, outputs)
 and `out_dir/config.yaml`, the resolved config that `dnabird run` accepts again.
 
