@@ -11,16 +11,20 @@ from typing import TYPE_CHECKING
 
 from dnabird.attention.backends.base import Backend
 from dnabird.attention.backends.dense import DenseBackend
+from dnabird.attention.backends.flex import FlexBackend
 from dnabird.attention.backends.sdpa import SdpaBackend
+from dnabird.attention.backends.xformers import XformersBackend
 from dnabird.errors import BackendUnavailableError, ParameterError
 
 if TYPE_CHECKING:
     from dnabird.attention.core import AttentionCall
 
-BACKENDS: dict[str, Backend] = {b.name: b for b in (SdpaBackend(), DenseBackend())}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (SdpaBackend(), XformersBackend(), FlexBackend(),
+                                                  DenseBackend())}
 
-# "auto" preference per device type; the dense reference is never a default.
-AUTO_ORDER = {"cuda": ("sdpa",), "cpu": ("sdpa",)}
+# "auto" preference per device type; flex is opt-in and the dense reference is never a default.
+# On CUDA, xformers when it imports (the rule; still to be confirmed by benchmarks/gpu_attention.py).
+AUTO_ORDER = {"cuda": ("xformers", "sdpa"), "cpu": ("sdpa",)}
 
 
 def select_backend(call: AttentionCall, name: str = "auto") -> Backend:
