@@ -11,9 +11,11 @@ in its config, which defaults to the pipeline's `seed`.
   the parts it completed (corpus parts, shards), not from scratch.
 - Different key: the folder is emptied and the stage runs afresh.
 
-The fingerprint of a file is its size, modification time and the sha256 of its first and last
-MiB (cheap on multi-GB genomes; a same-size edit in the middle of a file is caught by the
-mtime); a directory is the fingerprint of every file below it.
+The fingerprint of a file up to 2 MiB is the sha256 of its content; of a larger file, its size,
+modification time and the sha256 of its first and last MiB (cheap on multi-GB genomes; a
+same-size edit in the middle is caught by the mtime). A directory is the fingerprint of every
+file below it. So a small output rewritten with the same bytes (a retrained tokenizer) does not
+re-run later stages, while a regenerated large file does.
 
 A stage reads earlier stages' outputs from this run or, when the pipeline leaves those stages
 out, from their finished records in the same `out_dir`.
@@ -137,7 +139,8 @@ def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
 # ---- fingerprints and stage records ---------------------------------------------------------------
 
 def fingerprint(path: str | os.PathLike) -> dict:
-    """Cheap content fingerprint: per file, size, mtime and sha256 of the first and last MiB.
+    """Cheap content fingerprint: sha256 of a small file; size, mtime and sha256 of the first and
+    last MiB of a large one (see the module docstring).
 
     A directory maps each file below it to its fingerprint, leaving out temporary `*.tmp` files
     and stage records (a stage's output folder may be its own stage folder).
@@ -151,10 +154,12 @@ def fingerprint(path: str | os.PathLike) -> dict:
     stat = path.stat()
     digest = hashlib.sha256()
     with path.open("rb") as handle:
-        digest.update(handle.read(FINGERPRINT_BLOCK))
-        if stat.st_size > FINGERPRINT_BLOCK:
-            handle.seek(max(FINGERPRINT_BLOCK, stat.st_size - FINGERPRINT_BLOCK))
+        if stat.st_size <= 2 * FINGERPRINT_BLOCK:
             digest.update(handle.read())
+            return {"size": stat.st_size, "sha256": digest.hexdigest()}
+        digest.update(handle.read(FINGERPRINT_BLOCK))
+        handle.seek(stat.st_size - FINGERPRINT_BLOCK)
+        digest.update(handle.read())
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
 
 
