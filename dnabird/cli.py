@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "dnabird.commands.info",
     "dnabird.commands.fetch",
     "dnabird.commands.corpus",
+    "dnabird.commands.import_hf",
 )
 
 

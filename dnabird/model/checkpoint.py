@@ -1,0 +1,169 @@
+"""Checkpoint directories: `config.json` + `model.safetensors` (+ tokenizer files, + optional `task.json`).
+
+Loading never unpickles (safetensors only). Every failure raises `CheckpointError` naming the file or
+tensor at fault. Writes go to a temporary directory that is renamed into place when complete.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from dnabird import __version__
+from dnabird.errors import CheckpointError, ConfigError, ParameterError
+from dnabird.model.config import EncoderConfig
+from dnabird.model.task_spec import TaskSpec
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+TASK_FILE = "task.json"
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadReport:
+    """Which tensors a partial load took from the checkpoint, left out, and initialised afresh."""
+
+    loaded: tuple[str, ...]
+    dropped: tuple[str, ...]
+    initialised: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return (f"loaded {len(self.loaded)} tensors; dropped {len(self.dropped)} "
+                f"({', '.join(self.dropped) or 'none'}); freshly initialised {len(self.initialised)} "
+                f"({', '.join(self.initialised) or 'none'})")
+
+
+def save_checkpoint(model: torch.nn.Module, directory: str | os.PathLike, *,
+                    tokenizer_files: tuple[str | os.PathLike, ...] = (),
+                    task: TaskSpec | None = None) -> Path:
+    """Write `model` (which carries `.config`) to `directory`, replacing it atomically if it exists."""
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        model.config.save(tmp / CONFIG_FILE)
+        tensors = {name: t.detach().to("cpu").contiguous() for name, t in model.state_dict().items()}
+        save_file(tensors, tmp / WEIGHTS_FILE, metadata={"format": "pt", "dnabird": __version__})
+        for file in tokenizer_files:
+            shutil.copy2(file, tmp / Path(file).name)
+        if task is not None:
+            task.save(tmp / TASK_FILE)
+        if directory.exists():
+            old = directory.with_name(f".{directory.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            directory.rename(old)
+            tmp.rename(directory)
+            shutil.rmtree(old)
+        else:
+            tmp.rename(directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return directory
+
+
+def read_config(directory: str | os.PathLike) -> EncoderConfig:
+    """The `EncoderConfig` stored in a checkpoint directory."""
+    path = _require(directory, CONFIG_FILE)
+    try:
+        return EncoderConfig.load(path)
+    except (ConfigError, ParameterError) as err:
+        raise CheckpointError(f"{path}: invalid encoder config: {err}") from None
+
+
+def read_task(directory: str | os.PathLike) -> TaskSpec | None:
+    """The `TaskSpec` in `task.json`, or None when the checkpoint has none."""
+    path = Path(directory) / TASK_FILE
+    if not path.exists():
+        return None
+    try:
+        return TaskSpec.load(path)
+    except ConfigError as err:
+        raise CheckpointError(str(err)) from None
+
+
+def read_tensors(directory: str | os.PathLike) -> dict[str, torch.Tensor]:
+    """All tensors of `model.safetensors`; a truncated or corrupt file raises `CheckpointError`."""
+    path = _require(directory, WEIGHTS_FILE)
+    try:
+        return load_file(path)
+    except (SafetensorError, OSError, ValueError, RuntimeError) as err:
+        raise CheckpointError(f"{path}: corrupt or truncated safetensors file ({err})") from None
+
+
+def load_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], *, source: str = WEIGHTS_FILE,
+                 strict: bool = True) -> LoadReport:
+    """Copy `tensors` into `model`, checking names and shapes.
+
+    strict: missing or unexpected keys raise; otherwise they are reported (dropped / left initialised).
+    """
+    expected = model.state_dict()
+    for name, tensor in tensors.items():
+        if name in expected and tuple(tensor.shape) != tuple(expected[name].shape):
+            raise CheckpointError(f"{source}: tensor {name!r} has shape {tuple(tensor.shape)}, "
+                                  f"the model expects {tuple(expected[name].shape)}")
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if strict and (missing or unexpected):
+        raise CheckpointError(f"{source}: state does not match the model: missing keys {missing[:10]}"
+                              f"{' …' if len(missing) > 10 else ''}, unexpected keys {unexpected[:10]}"
+                              f"{' …' if len(unexpected) > 10 else ''}")
+    loaded = {k: v for k, v in tensors.items() if k in expected}
+    model.load_state_dict(loaded, strict=False)
+    return LoadReport(tuple(sorted(loaded)), tuple(unexpected), tuple(missing))
+
+
+def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
+    """The model in `directory`: a `SequenceClassifier` if it has a task.json, else a `PretrainingModel`."""
+    from dnabird.model.heads import PretrainingModel, SequenceClassifier
+
+    config, task = read_config(directory), read_task(directory)
+    model = (SequenceClassifier(config, task.num_outputs, problem=task.problem) if task
+             else PretrainingModel(config))
+    load_weights(model, read_tensors(directory), source=str(Path(directory) / WEIGHTS_FILE))
+    return model
+
+
+def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
+                                seed: int = 0) -> tuple[torch.nn.Module, LoadReport]:
+    """A `SequenceClassifier` for `head` whose encoder (and pooler) come from the checkpoint in `directory`.
+
+    Pretraining heads (MLM, NSP) are dropped and the new classifier is initialised from `seed`; the
+    returned `LoadReport` lists each group, and it is logged.
+    """
+    from dnabird.model.heads import SequenceClassifier
+
+    if not isinstance(head, TaskSpec):
+        raise ParameterError("head", head, "a TaskSpec describing the new head")
+    model = SequenceClassifier(read_config(directory), head.num_outputs, problem=head.problem, seed=seed)
+    stored = read_tensors(directory)
+    tensors = {k: v for k, v in stored.items() if k.startswith("encoder.")}
+    dropped = sorted(set(stored) - set(tensors))
+    encoder_keys = {k for k in model.state_dict() if k.startswith("encoder.")}
+    if encoder_keys - set(tensors):
+        raise CheckpointError(f"{Path(directory) / WEIGHTS_FILE}: encoder tensors missing: "
+                              f"{sorted(encoder_keys - set(tensors))[:10]}")
+    report = load_weights(model, tensors, source=str(Path(directory) / WEIGHTS_FILE), strict=False)
+    report = LoadReport(report.loaded, tuple(dropped), report.initialised)
+    log.info("fine-tuning from %s: %s", directory, report)
+    return model, report
+
+
+def _require(directory: str | os.PathLike, name: str) -> Path:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CheckpointError(f"{directory}: checkpoint directory not found")
+    path = directory / name
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing from the checkpoint directory")
+    return path

@@ -1,0 +1,200 @@
+"""The encoder: embeddings → post-LN transformer layers whose self-attention calls `dnabird.attention`.
+
+Shapes: B batch, L tokens, H hidden, nh heads, hd head size (H = nh · hd).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+from dnabird.attention import Longformer, attention
+from dnabird.errors import ParameterError
+from dnabird.model.config import EncoderConfig
+
+EVAL_TAG = 1  # distinguishes the fixed evaluation seed from every training step's seed
+
+
+def layer_seed(config: EncoderConfig, layer: int, step: int, training: bool) -> int:
+    """Seed of one layer's random attention blocks: from (base seed, layer, step) in training, fixed in eval.
+
+    With `reseed_each_step=False` it is `base_seed + layer` in both modes (Hugging Face's fixed plan).
+    """
+    if not config.reseed_each_step:
+        return config.base_seed + layer
+    key = [config.base_seed, layer, step, 0] if training else [config.base_seed, layer, 0, EVAL_TAG]
+    return int(np.random.SeedSequence(key).generate_state(1)[0] >> 1)
+
+
+def activation(name: str):
+    """The feed-forward activation: "gelu" (erf) or "gelu_new" (tanh approximation)."""
+    return nn.GELU(approximate="tanh" if name == "gelu_new" else "none")
+
+
+class Embeddings(nn.Module):
+    """Token + position + segment embeddings, LayerNorm and dropout (order set by the config)."""
+
+    def __init__(self, config: EncoderConfig):
+        super().__init__()
+        self.config = config
+        self.word = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
+        self.position = nn.Embedding(config.max_positions, config.hidden_size)
+        self.segment = nn.Embedding(config.type_vocab_size, config.hidden_size)
+        self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        length, offset = input_ids.shape[1], self.config.position_offset
+        if offset + length > self.config.max_positions:
+            raise ParameterError("input length", length,
+                                 f"at most max_positions - position_offset = "
+                                 f"{self.config.max_positions - offset}")
+        positions = torch.arange(offset, offset + length, device=input_ids.device)
+        x = self.word(input_ids) + self.segment(token_type_ids) + self.position(positions)  # [B, L, H]
+        if self.config.embedding_dropout_before_norm:
+            return self.norm(self.dropout(x))
+        return self.dropout(self.norm(x))
+
+
+class SelfAttention(nn.Module):
+    """Q/K/V projections, the sparse attention call, and the output projection.
+
+    Longformer patterns add separate global Q/K/V projections, used for the global query rows.
+    """
+
+    def __init__(self, config: EncoderConfig):
+        super().__init__()
+        self.config = config
+        hidden, bias = config.hidden_size, config.attention_bias
+        self.query = nn.Linear(hidden, hidden, bias=bias)
+        self.key = nn.Linear(hidden, hidden, bias=bias)
+        self.value = nn.Linear(hidden, hidden, bias=bias)
+        self.output = nn.Linear(hidden, hidden)
+        self.has_global_projections = isinstance(config.pattern(), Longformer)
+        if self.has_global_projections:
+            self.global_query = nn.Linear(hidden, hidden, bias=bias)
+            self.global_key = nn.Linear(hidden, hidden, bias=bias)
+            self.global_value = nn.Linear(hidden, hidden, bias=bias)
+
+    def _heads(self, x: torch.Tensor) -> torch.Tensor:
+        batch, length, _ = x.shape
+        x = x.view(batch, length, self.config.num_heads, self.config.head_size)  # [B, L, nh, hd]
+        return x.transpose(1, 2)  # [B, nh, L, hd]
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int) -> torch.Tensor:
+        q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
+        global_qkv = None
+        if self.has_global_projections and pattern.global_positions:
+            global_qkv = tuple(self._heads(proj(x)) for proj in (self.global_query, self.global_key,
+                                                                 self.global_value))
+        dropout_p = self.config.attention_dropout if self.training else 0.0
+        y = attention(q, k, v, pattern, key_padding_mask=mask, seed=seed, dropout_p=dropout_p,
+                      global_qkv=global_qkv)  # [B, nh, L, hd]
+        batch, _, length, _ = y.shape
+        return self.output(y.transpose(1, 2).reshape(batch, length, self.config.hidden_size))
+
+
+class EncoderLayer(nn.Module):
+    """A post-LN BERT block: x = LN(x + attention(x)); x = LN(x + FFN(x))."""
+
+    def __init__(self, config: EncoderConfig):
+        super().__init__()
+        self.attention = SelfAttention(config)
+        self.attention_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.ffn_in = nn.Linear(config.hidden_size, config.intermediate_size)
+        self.activation = activation(config.activation)
+        self.ffn_out = nn.Linear(config.intermediate_size, config.hidden_size)
+        self.ffn_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int) -> torch.Tensor:
+        x = self.attention_norm(x + self.dropout(self.attention(x, mask, pattern, seed)))
+        return self.ffn_norm(x + self.dropout(self.ffn_out(self.activation(self.ffn_in(x)))))
+
+
+class Encoder(nn.Module):
+    """Embeddings and `num_layers` encoder layers, plus the [CLS] pooler (dense + tanh).
+
+    Weights are initialised from `seed` alone (never the global RNG). Set `gradient_checkpointing`
+    to recompute each layer's activations in the backward pass.
+    """
+
+    def __init__(self, config: EncoderConfig, *, seed: int = 0):
+        super().__init__()
+        self.config = config
+        self.gradient_checkpointing = False
+        with torch.device("meta"):
+            self.embeddings = Embeddings(config)
+            self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.num_layers))
+            self.pooler = nn.Linear(config.hidden_size, config.hidden_size)
+        materialise(self, seed)
+
+    def pattern(self, global_positions: tuple[int, ...] | None = None):
+        """The attention pattern of this call (Longformer global positions set per call)."""
+        pattern = self.config.pattern()
+        if global_positions is not None:
+            if not isinstance(pattern, Longformer):
+                raise ParameterError("global_positions", global_positions,
+                                     f"None for a {pattern.type_name} pattern (only Longformer takes them)")
+            pattern = dataclasses.replace(pattern, global_positions=tuple(global_positions))
+        return pattern
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None, *, step: int = 0,
+                global_positions: tuple[int, ...] | None = None) -> torch.Tensor:
+        """Hidden states [B, L, H] of `input_ids` [B, L].
+
+        attention_mask: bool/int [B, L], True/1 where a token is real (padded rows come out as the
+            layers compute them and must be ignored by the caller).
+        step: the training step, which (with the base seed and layer) selects the random blocks.
+        global_positions: Longformer only, token positions with global attention.
+        """
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        mask = None if attention_mask is None else attention_mask.bool()
+        if mask is not None and bool(mask.all()):
+            mask = None  # nothing padded: let the attention core skip masking
+        pattern = self.pattern(global_positions)
+        x = self.embeddings(input_ids, token_type_ids)  # [B, L, H]
+        for index, layer in enumerate(self.layers):
+            seed = layer_seed(self.config, index, step, self.training)
+            if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
+                x = checkpoint(layer, x, mask, pattern, seed, use_reentrant=False)
+            else:
+                x = layer(x, mask, pattern, seed)
+        return x
+
+    def pool(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The pooled [CLS] vector [B, H]: tanh(dense(hidden[:, 0]))."""
+        return torch.tanh(self.pooler(hidden[:, 0]))
+
+
+@torch.no_grad()
+def materialise(module: nn.Module, seed: int, std: float | None = None) -> None:
+    """Allocate a module built on the meta device and initialise it BERT-style from `seed`.
+
+    Linear and embedding weights ~ N(0, std) (default: the config's initializer_range), every other
+    parameter 0 except LayerNorm weights (1) and padding rows (0); Longformer global projections start
+    as copies of the local ones.
+    """
+    module.to_empty(device="cpu")
+    std = module.config.initializer_range if std is None else std
+    generator = torch.Generator().manual_seed(seed)
+    for param in module.parameters():
+        param.zero_()
+    for sub in module.modules():
+        if isinstance(sub, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(sub.weight, 0.0, std, generator=generator)
+            if isinstance(sub, nn.Embedding) and sub.padding_idx is not None:
+                sub.weight[sub.padding_idx].zero_()
+        elif isinstance(sub, nn.LayerNorm):
+            sub.weight.fill_(1.0)
+    for sub in module.modules():
+        if isinstance(sub, SelfAttention) and sub.has_global_projections:
+            for local, global_ in ((sub.query, sub.global_query), (sub.key, sub.global_key),
+                                   (sub.value, sub.global_value)):
+                global_.load_state_dict(local.state_dict())

@@ -1,0 +1,198 @@
+"""Import (and export) Hugging Face `transformers` BigBird weights.
+
+Accepts a `BigBirdForPreTraining` / `BigBirdForMaskedLM` / `BigBirdModel` object or a directory
+written by its `save_pretrained` (config.json + safetensors; pickled `.bin` files are refused).
+Handles the `bert.` prefix of head models, the bare-Linear `pooler.weight`, and the decoder
+weight/bias that are tied (and absent from the saved file).
+
+Behaviour notes: imported block-sparse models use the `hf` random-block placement with seeds
+`layer index` (Hugging Face's fixed training plan). Hugging Face's silent switch to full attention at
+≤ (5 + 2r)·b tokens and its all-zero random blocks in eval mode are not reproduced.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from dnabird.errors import CheckpointError, ConfigError
+from dnabird.model.checkpoint import load_weights
+from dnabird.model.config import EncoderConfig
+from dnabird.model.heads import PretrainingModel
+
+log = logging.getLogger(__name__)
+
+# dnabird name pattern → Hugging Face name pattern (layer index as {i}).
+_LAYER = {
+    "attention.query": "attention.self.query",
+    "attention.key": "attention.self.key",
+    "attention.value": "attention.self.value",
+    "attention.output": "attention.output.dense",
+    "attention_norm": "attention.output.LayerNorm",
+    "ffn_in": "intermediate.dense",
+    "ffn_out": "output.dense",
+    "ffn_norm": "output.LayerNorm",
+}
+_FIXED = {
+    "encoder.embeddings.word": "bert.embeddings.word_embeddings",
+    "encoder.embeddings.position": "bert.embeddings.position_embeddings",
+    "encoder.embeddings.segment": "bert.embeddings.token_type_embeddings",
+    "encoder.embeddings.norm": "bert.embeddings.LayerNorm",
+    "encoder.pooler": "bert.pooler",
+    "mlm.transform": "cls.predictions.transform.dense",
+    "mlm.norm": "cls.predictions.transform.LayerNorm",
+    "nsp": "cls.seq_relationship",
+}
+_TIED = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")
+
+
+def hf_name(name: str) -> str:
+    """The Hugging Face `BigBirdForPreTraining` state-dict key of a dnabird `PretrainingModel` key."""
+    if name == "mlm.bias":
+        return "cls.predictions.bias"
+    module, _, leaf = name.rpartition(".")
+    match = re.fullmatch(r"encoder\.layers\.(\d+)\.(.+)", module)
+    if match and match.group(2) in _LAYER:
+        return f"bert.encoder.layer.{match.group(1)}.{_LAYER[match.group(2)]}.{leaf}"
+    if module in _FIXED:
+        return f"{_FIXED[module]}.{leaf}"
+    raise ConfigError(f"dnabird tensor {name!r} has no Hugging Face BigBird counterpart")
+
+
+def config_from_hf(hf: dict) -> EncoderConfig:
+    """An `EncoderConfig` equal in behaviour to a Hugging Face `BigBirdConfig` (as a dict)."""
+    if hf.get("rescale_embeddings"):
+        raise ConfigError("Hugging Face config: rescale_embeddings=True is not supported")
+    if hf.get("hidden_act") not in ("gelu", "gelu_new"):
+        raise ConfigError(f"Hugging Face config: hidden_act={hf.get('hidden_act')!r} is not supported "
+                          "(expected 'gelu' or 'gelu_new')")
+    heads = hf["num_attention_heads"]
+    if hf.get("attention_type", "block_sparse") == "original_full":
+        pattern = {"type": "full", "num_heads": heads}
+    else:
+        pattern = {"type": "bigbird_itc", "num_heads": heads, "block_size": hf["block_size"],
+                   "window_blocks": 3, "num_random_blocks": hf["num_random_blocks"], "random_mode": "hf"}
+    return EncoderConfig(
+        vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"], num_layers=hf["num_hidden_layers"],
+        num_heads=heads, intermediate_size=hf["intermediate_size"],
+        max_positions=hf["max_position_embeddings"], dropout=hf["hidden_dropout_prob"],
+        attention_dropout=hf["attention_probs_dropout_prob"], activation=hf["hidden_act"],
+        layer_norm_eps=hf["layer_norm_eps"], type_vocab_size=hf["type_vocab_size"], position_offset=0,
+        pad_token_id=hf.get("pad_token_id") or 0, attention=pattern, attention_bias=hf.get("use_bias", True),
+        embedding_dropout_before_norm=True, base_seed=0, reseed_each_step=False,
+        initializer_range=hf.get("initializer_range", 0.02))
+
+
+def _read_hf_dir(directory: Path) -> tuple[dict, dict[str, torch.Tensor]]:
+    config_path = directory / "config.json"
+    if not config_path.is_file():
+        raise CheckpointError(f"{config_path}: missing from the Hugging Face directory")
+    hf_config = json.loads(config_path.read_text())
+    index = directory / "model.safetensors.index.json"
+    files = sorted(set(json.loads(index.read_text())["weight_map"].values())) if index.is_file() \
+        else ["model.safetensors"]
+    tensors = {}
+    for file in files:
+        path = directory / file
+        if not path.is_file():
+            raise CheckpointError(f"{path}: missing (dnabird reads safetensors only, never pickled weights)")
+        try:
+            tensors.update(load_file(path))
+        except (SafetensorError, OSError) as err:
+            raise CheckpointError(f"{path}: corrupt or truncated safetensors file ({err})") from None
+    return hf_config, tensors
+
+
+def from_hf_bigbird(source) -> PretrainingModel:
+    """A `PretrainingModel` with the weights of a Hugging Face BigBird model object or directory.
+
+    Heads the source lacks (NSP for `BigBirdForMaskedLM`; both for `BigBirdModel`) keep their fresh
+    initialisation and are logged.
+    """
+    return import_pretrained(source, prefix="bert.", config_from=config_from_hf, name_of=hf_name, tied=_TIED)
+
+
+def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[str, str]) -> PretrainingModel:
+    """Load a Hugging Face object or `save_pretrained` directory into a new `PretrainingModel`.
+
+    prefix: the base-model prefix of head models (a bare base model's keys get it added).
+    config_from: Hugging Face config dict → `EncoderConfig`; name_of: dnabird key → Hugging Face key
+    (None: no counterpart, stays initialised); tied: (decoder weight, decoder bias) keys to ignore.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        hf_config, tensors = _read_hf_dir(Path(source))
+        where = str(Path(source) / "model.safetensors")
+    else:
+        hf_config = source.config.to_dict()
+        tensors = {k: v.detach() for k, v in source.state_dict().items()}
+        where = type(source).__name__
+    if not any(k.startswith(prefix) for k in tensors):  # a bare base model
+        tensors = {f"{prefix}{k}": v for k, v in tensors.items()}
+    model = PretrainingModel(config_from(hf_config))
+    wanted = {name_of(name): name for name in model.state_dict() if name_of(name) is not None}
+    decoder_weight = tensors.get(tied[0])
+    word = tensors.get(name_of("encoder.embeddings.word.weight"))
+    if decoder_weight is not None and word is not None and not torch.equal(decoder_weight, word):
+        raise ConfigError(f"{where}: the MLM decoder is not tied to the word embeddings; dnabird ties them")
+    ignored = set(tied) | {k for k in tensors if k.endswith(("position_ids", "token_type_ids"))}
+    unexpected = sorted(set(tensors) - set(wanted) - ignored)
+    if unexpected:
+        raise CheckpointError(f"{where}: Hugging Face tensors with no dnabird counterpart: {unexpected[:10]}")
+    report = load_weights(model, {wanted[k]: v for k, v in tensors.items() if k in wanted}, source=where,
+                          strict=False)
+    encoder_missing = [k for k in report.initialised
+                       if k.startswith("encoder.") and not k.startswith("encoder.pooler.")]
+    if encoder_missing:
+        raise CheckpointError(f"{where}: encoder tensors missing: {encoder_missing[:10]}")
+    if report.initialised:
+        log.info("imported %s; freshly initialised: %s", where, ", ".join(report.initialised))
+    return model
+
+
+def hf_config_dict(config: EncoderConfig) -> dict:
+    """The Hugging Face `BigBirdConfig` fields of `config` (ITC with a 3-block window, or full attention)."""
+    pattern = config.pattern()
+    if pattern.type_name == "full":
+        attention = {"attention_type": "original_full", "block_size": 64, "num_random_blocks": 3}
+    elif pattern.type_name == "bigbird_itc" and pattern.window_blocks == 3:
+        attention = {"attention_type": "block_sparse", "block_size": pattern.block_size,
+                     "num_random_blocks": pattern.num_random_blocks}
+    else:
+        raise ConfigError(f"pattern {pattern.to_dict()} has no Hugging Face BigBird form")
+    if config.position_offset or not config.embedding_dropout_before_norm:
+        raise ConfigError("Hugging Face BigBird needs position_offset=0 and "
+                          "embedding_dropout_before_norm=True")
+    return {
+        "architectures": ["BigBirdForPreTraining"], "model_type": "big_bird", "vocab_size": config.vocab_size,
+        "hidden_size": config.hidden_size, "num_hidden_layers": config.num_layers,
+        "num_attention_heads": config.num_heads, "intermediate_size": config.intermediate_size,
+        "hidden_act": config.activation, "hidden_dropout_prob": config.dropout,
+        "attention_probs_dropout_prob": config.attention_dropout,
+        "max_position_embeddings": config.max_positions, "type_vocab_size": config.type_vocab_size,
+        "initializer_range": config.initializer_range, "layer_norm_eps": config.layer_norm_eps,
+        "use_bias": config.attention_bias, "rescale_embeddings": False, "pad_token_id": config.pad_token_id,
+        "tie_word_embeddings": True, **attention}
+
+
+def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike) -> Path:
+    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors).
+
+    Only ITC (3-block window) and full patterns have a Hugging Face equivalent; Hugging Face draws
+    its own random blocks (the `hf` placement).
+    """
+    hf_config = hf_config_dict(model.config)
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
+    tmp = directory / "model.safetensors.tmp"
+    save_file(tensors, tmp, metadata={"format": "pt"})
+    tmp.replace(directory / "model.safetensors")
+    (directory / "config.json").write_text(json.dumps(hf_config, indent=2) + "\n")
+    return directory

@@ -1,0 +1,115 @@
+"""`TaskSpec`: the schema of the `task.json` a task module writes beside a fine-tuned checkpoint."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dnabird.errors import CheckpointError, ConfigError
+
+PROBLEMS = ("binary", "multiclass", "multilabel")
+STRAND_RULES = ("forward", "feature", "both")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What a fine-tuned checkpoint predicts and how its inputs are built.
+
+    task: task name (e.g. "promoter", "chromatin").
+    problem: "binary" (one logit), "multiclass" (softmax over labels) or "multilabel" (one sigmoid per label).
+    labels: output names, one per logit (binary: the positive class).
+    label_groups: optional named groups of labels (e.g. DeepSEA's "DNase", "TF", "HM"), by label name.
+    eval_length: the fixed padded token length used for evaluation and scoring.
+    window_length: input window in bp (None for text tasks).
+    anchor: where the window sits relative to its feature (e.g. "tss:-5000:+3000", "centre").
+    strand_rule: "forward" (always + strand), "feature" (the feature's strand) or "both" (RC-averaged).
+    tokenizer_hash: sha256 (hex) of the tokenizer model the inputs were encoded with.
+    """
+
+    task: str
+    problem: str
+    labels: tuple[str, ...]
+    eval_length: int
+    label_groups: dict = field(default_factory=dict)
+    window_length: int | None = None
+    anchor: str | None = None
+    strand_rule: str = "forward"
+    tokenizer_hash: str | None = None
+
+    def __post_init__(self):
+        def bad(name, expected):
+            raise ConfigError(f"task.json: {name}={getattr(self, name)!r} is invalid: expected {expected}")
+
+        if not isinstance(self.task, str) or not self.task:
+            bad("task", "a non-empty string")
+        if self.problem not in PROBLEMS:
+            bad("problem", f"one of {PROBLEMS}")
+        object.__setattr__(self, "labels", tuple(self.labels))
+        if not self.labels or not all(isinstance(x, str) for x in self.labels):
+            bad("labels", "a non-empty list of label names")
+        if len(set(self.labels)) != len(self.labels):
+            bad("labels", "unique label names")
+        if self.problem == "binary" and len(self.labels) != 1:
+            bad("labels", "exactly one (positive-class) label for a binary problem")
+        if self.problem == "multiclass" and len(self.labels) < 2:
+            bad("labels", "at least two classes for a multiclass problem")
+        if not isinstance(self.eval_length, int) or self.eval_length < 1:
+            bad("eval_length", "a positive integer number of tokens")
+        window = self.window_length
+        if window is not None and (not isinstance(window, int) or window < 1):
+            bad("window_length", "a positive integer number of bp, or null")
+        if self.strand_rule not in STRAND_RULES:
+            bad("strand_rule", f"one of {STRAND_RULES}")
+        if self.tokenizer_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", str(self.tokenizer_hash)):
+            bad("tokenizer_hash", "a 64-character lowercase hex sha256, or null")
+        if not isinstance(self.label_groups, dict):
+            bad("label_groups", "a mapping of group name to label names")
+        known = set(self.labels)
+        for group, members in self.label_groups.items():
+            missing = [m for m in members if m not in known]
+            if missing:
+                raise ConfigError(f"task.json: label group {group!r} names unknown labels {missing[:5]}")
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.labels)
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["labels"] = list(self.labels)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict, *, source: str = "task.json") -> TaskSpec:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: expected a JSON object")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ConfigError(f"{source}: unknown task key(s) {unknown}; known keys: {sorted(known)}")
+        missing = sorted(f.name for f in dataclasses.fields(cls)
+                         if f.name not in data and f.default is dataclasses.MISSING
+                         and f.default_factory is dataclasses.MISSING)
+        if missing:
+            raise ConfigError(f"{source}: missing required task key(s) {missing}")
+        return cls(**data)
+
+    def save(self, path: str | Path) -> None:
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> TaskSpec:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise CheckpointError(f"{path}: task.json not found") from None
+        except json.JSONDecodeError as err:
+            raise CheckpointError(f"{path}: not valid JSON ({err})") from None
+        return cls.from_dict(data, source=str(path))

@@ -1,0 +1,141 @@
+import pytest
+import torch
+
+from dnabird.errors import ParameterError
+from dnabird.model import Encoder, PretrainingModel, layer_seed, tiny
+
+
+def small(**overrides):
+    settings = dict(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=64, vocab_size=64,
+                    dropout=0.0, attention_dropout=0.0, max_positions=4200,
+                    attention={"type": "bigbird_itc", "num_heads": 2, "block_size": 16, "window_blocks": 3,
+                               "num_random_blocks": 2, "random_mode": "uniform"})
+    settings.update(overrides)
+    return tiny(**settings)
+
+
+def ids(batch, length, seed=0, vocab=64):
+    return torch.randint(5, vocab, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+def test_padded_positions_do_not_change_real_outputs():
+    encoder = Encoder(small(num_layers=2), seed=1).eval()
+    tokens = ids(2, 200)
+    mask = torch.ones(2, 200, dtype=torch.bool)
+    mask[0, 150:] = False
+    garbage = tokens.clone()
+    garbage[0, 150:] = ids(1, 50, seed=9)
+    with torch.no_grad():
+        a, b = encoder(tokens, mask), encoder(garbage, mask)
+        alone = encoder(tokens[:1], mask[:1])  # the same padded length without its batch neighbour
+    assert torch.equal(a[0, :150], b[0, :150])
+    torch.testing.assert_close(alone[0, :150], a[0, :150], rtol=0, atol=1e-6)
+    # the padded content does reach padded rows, so the comparison above is not vacuous
+    assert not torch.equal(a[0, 150:], b[0, 150:])
+
+
+def test_reach_is_global_through_cls_and_sparse_elsewhere():
+    config = small(attention={"type": "bigbird_itc", "num_heads": 2, "block_size": 64, "window_blocks": 3,
+                              "num_random_blocks": 3, "random_mode": "uniform"})
+    encoder = Encoder(config, seed=0).eval()
+    length, block = 4096, 64
+    captured = {}
+    encoder.embeddings.register_forward_hook(lambda module, args, out: captured.setdefault("x", out))
+    hidden = encoder(ids(1, length))
+    x = captured["x"]
+    far = 4000
+    probe = torch.randn(config.hidden_size, generator=torch.Generator().manual_seed(1))  # LN rows sum to 0
+    grad_cls = torch.autograd.grad(hidden[0, 0] @ probe, x, retain_graph=True)[0][0]  # [L, H]
+    assert grad_cls[far].abs().sum() > 0  # [CLS] (global block 0) sees token 4000
+    # a query far from both ends, and a key block it reads in no head (not window, global or random)
+    layout = config.pattern().layout(length // block, layer_seed(config, 0, 0, training=False))
+    query_block = 30
+    read = set(layout.key_blocks[:, query_block].flatten().tolist()) | {0, length // block - 1}
+    key_block = next(b for b in range(40, 60) if b not in read)
+    query, key = query_block * block + 5, key_block * block + 7
+    grad = torch.autograd.grad(hidden[0, query] @ probe, x)[0][0]
+    assert torch.count_nonzero(grad[key]) == 0  # exactly zero: the model is sparse
+    reads = sorted(read - {query_block - 1, query_block, query_block + 1, 0, length // block - 1})
+    assert grad[reads[0] * block].abs().sum() > 0  # while a random block it reads does reach it
+
+
+def test_layer_seeds_follow_base_seed_layer_and_step():
+    config = small()
+    train = {layer_seed(config, layer, step, True) for layer in range(3) for step in range(3)}
+    assert len(train) == 9
+    assert layer_seed(config, 1, 0, False) == layer_seed(config, 1, 5, False)
+    assert layer_seed(config, 1, 0, False) not in train
+    assert layer_seed(small(base_seed=1), 1, 0, True) != layer_seed(config, 1, 0, True)
+    fixed = small(reseed_each_step=False, base_seed=10)
+    assert [layer_seed(fixed, 2, step, mode) for step in (0, 7) for mode in (True, False)] == [12] * 4
+
+
+def test_random_layout_changes_with_step_in_training_only():
+    encoder = Encoder(small(), seed=0)
+    tokens = ids(1, 400)
+    with torch.no_grad():
+        step0, step1 = encoder.train()(tokens, step=0), encoder(tokens, step=1)
+        eval0, eval1 = encoder.eval()(tokens, step=0), encoder(tokens, step=1)
+    assert not torch.allclose(step0, step1)
+    assert torch.equal(eval0, eval1)
+
+
+def test_gradient_checkpointing_gives_same_gradients():
+    model = PretrainingModel(small(num_layers=2), seed=0).train()
+    tokens = ids(2, 160)
+    labels = torch.full_like(tokens, -100)
+    labels[:, 20:40] = tokens[:, 20:40]
+
+    def grads():
+        model.zero_grad()
+        model(tokens, mlm_labels=labels, nsp_labels=torch.tensor([0, 1]), step=3).loss.backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters()}
+
+    plain = grads()
+    model.encoder.gradient_checkpointing = True
+    checkpointed = grads()
+    for name, grad in plain.items():
+        torch.testing.assert_close(checkpointed[name], grad, rtol=0, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_autocast(dtype):
+    encoder = Encoder(small(), seed=0).eval()
+    tokens = ids(2, 160)
+    with torch.no_grad():
+        reference = encoder(tokens)
+        with torch.autocast("cpu", dtype=dtype):
+            low = encoder(tokens)
+    assert low.dtype in (dtype, torch.float32)
+    torch.testing.assert_close(low.float(), reference, rtol=0, atol=0.1)
+
+
+def test_longformer_layers_carry_global_projections():
+    config = small(attention={"type": "longformer", "num_heads": 2, "window": 32, "block_size": 16})
+    encoder = Encoder(config, seed=0).eval()
+    attention = encoder.layers[0].attention
+    for local, global_ in ((attention.query, attention.global_query), (attention.key, attention.global_key),
+                           (attention.value, attention.global_value)):
+        assert torch.equal(local.weight, global_.weight) and torch.equal(local.bias, global_.bias)
+    tokens = ids(1, 128)
+    with torch.no_grad():
+        before = encoder(tokens, global_positions=(0,))
+        attention.global_query.weight.normal_(0, 0.5, generator=torch.Generator().manual_seed(0))
+        after = encoder(tokens, global_positions=(0,))
+    assert not torch.allclose(before[0, 0], after[0, 0])  # the global row uses the global projections
+    with pytest.raises(ParameterError, match="global_positions"):
+        Encoder(small(), seed=0)(tokens, global_positions=(0,))
+
+
+def test_inputs_longer_than_positions_fail_clearly():
+    encoder = Encoder(small(max_positions=128), seed=0)
+    with pytest.raises(ParameterError, match="input length=129"):
+        encoder(ids(1, 129))
+
+
+def test_construction_leaves_global_rng_alone():
+    state = torch.random.get_rng_state()
+    PretrainingModel(small(), seed=0)
+    assert torch.equal(state, torch.random.get_rng_state())
+    a, b = Encoder(small(), seed=5), Encoder(small(), seed=5)
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
