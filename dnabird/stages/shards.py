@@ -49,6 +49,7 @@ def run(config: ShardsConfig, context: RunContext, stage_dir: Path) -> dict[str,
     outputs = {}
     for split in config.splits:
         split_dir = stage_dir / split
+        split_dir.mkdir(parents=True, exist_ok=True)  # exists even when the split has no parts
         parts = list(corpus_parts(corpus_dir, split))
         wanted = {split_dir / (Path(part).name.split(".")[0] + SHARD_SUFFIX): Path(part) for part in parts}
         for stale in set(split_dir.glob(f"*{SHARD_SUFFIX}")) - set(wanted):
