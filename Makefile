@@ -5,10 +5,12 @@ VENV ?= .venv
 # The default resolves to a CPU wheel on machines without a GPU.
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
+# Extra `key.sub=value` overrides for the demo pipeline, e.g. DEMO_ARGS='out_dir=runs/demo2'.
+DEMO_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: install test lint
+.PHONY: install test lint demo
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,3 +28,7 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The embedded default end to end (fetch toy -> corpus -> tokenizer -> shards ...); outputs in runs/demo.
+demo: install
+	$(BIN)/dnabird run pipelines/demo.yaml $(DEMO_ARGS)

@@ -22,6 +22,8 @@ COMMAND_MODULES = (
     "dnabird.commands.fetch",
     "dnabird.commands.corpus",
     "dnabird.commands.import_hf",
+    "dnabird.commands.run",
+    "dnabird.commands.tokenizer",
 )
 
 

@@ -1,0 +1,58 @@
+"""`dnabird tokenizer train|encode`: train the DNA BPE tokenizer on a corpus, or encode sequences."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from dnabird.data.tokenizer import Tokenizer, TokenizerConfig, train_on_corpus
+
+_DEFAULTS = TokenizerConfig()
+
+
+def train(args: argparse.Namespace) -> int:
+    config = TokenizerConfig(vocab_size=args.vocab_size, max_piece_length=args.max_piece_length,
+                             sample_sentences=args.sample_sentences, heldout_sentences=args.heldout_sentences,
+                             seed=args.seed)
+    tokenizer, report = train_on_corpus(args.corpus, args.out, config)
+    print(f"wrote {args.out} (vocab {tokenizer.vocab_size}, sha256 {tokenizer.hash})")
+    if report["heldout_bp_per_token"] is not None:
+        print(f"held-out bp/token: {report['heldout_bp_per_token']:.3f} "
+              f"over {report['heldout_sentences']} sentences")
+    return 0
+
+
+def encode(args: argparse.Namespace) -> int:
+    tokenizer = Tokenizer.load(args.model)
+    lines = args.sequences or (line.strip() for line in sys.stdin)
+    for number, sequence in enumerate(lines, start=1):
+        ids = tokenizer.encode(sequence, record=f"input {number}")
+        if args.offsets:
+            print(" ".join(f"{token}:{start}-{end}"
+                           for token, (start, end) in zip(ids, tokenizer.offsets(sequence), strict=True)))
+        else:
+            print(" ".join(map(str, ids)))
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("tokenizer", help="train the DNA BPE tokenizer or encode sequences")
+    commands = parser.add_subparsers(title="tokenizer commands", metavar="COMMAND", required=True)
+    trainer = commands.add_parser("train", help="train on the train split of a corpus directory")
+    trainer.add_argument("corpus", help="corpus directory written by `dnabird corpus`")
+    trainer.add_argument("--out", required=True, help="model file to write, e.g. dna.model")
+    trainer.add_argument("--vocab-size", type=int, default=_DEFAULTS.vocab_size,
+                         help="vocabulary including the 5 special tokens (default: %(default)s)")
+    trainer.add_argument("--max-piece-length", type=int, default=_DEFAULTS.max_piece_length,
+                         help="longest piece in bp (default: %(default)s)")
+    trainer.add_argument("--sample-sentences", type=int, default=_DEFAULTS.sample_sentences,
+                         help="training sentences sampled into memory, ~35 MB per 1000 (default: %(default)s)")
+    trainer.add_argument("--heldout-sentences", type=int, default=_DEFAULTS.heldout_sentences,
+                         help="held-out sentences to report bp/token on; 0 to skip (default: %(default)s)")
+    trainer.add_argument("--seed", type=int, default=_DEFAULTS.seed, help="sampling seed")
+    trainer.set_defaults(func=train)
+    encoder = commands.add_parser("encode", help="print token ids of DNA sequences (arguments or stdin)")
+    encoder.add_argument("--model", required=True, help="tokenizer model file")
+    encoder.add_argument("sequences", nargs="*", help="uppercase ACGTN sequences; none: read stdin")
+    encoder.add_argument("--offsets", action="store_true", help="print id:start-end bp spans")
+    encoder.set_defaults(func=encode)

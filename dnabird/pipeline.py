@@ -1,0 +1,244 @@
+"""`dnabird run PIPELINE.yaml`: named stages in a fixed order, each skipped when nothing it reads changed.
+
+A pipeline YAML has `out_dir`, `seed` and one section per stage to run (stage name -> its config
+keys). Stages run in registry order (`STAGE_MODULES`); each owns the folder `out_dir/<stage>/`
+and keeps there `stage.json`: its key (config and fingerprint of its inputs) and, once it
+finished, its outputs, versions and time. A stage that draws random numbers has a `seed` field
+in its config, which defaults to the pipeline's `seed`.
+
+- Same key, finished, outputs present: the stage is skipped.
+- Same key, not finished (interrupted): the stage runs again in its folder and resumes from
+  the parts it completed (corpus parts, shards), not from scratch.
+- Different key: the folder is emptied and the stage runs afresh.
+
+The fingerprint of a file up to 2 MiB is the sha256 of its content; of a larger file, its size,
+modification time and the sha256 of its first and last MiB (cheap on multi-GB genomes; a
+same-size edit in the middle is caught by the mtime). A directory is the fingerprint of every
+file below it. So a small output rewritten with the same bytes (a retrained tokenizer) does not
+re-run later stages, while a regenerated large file does.
+
+A stage reads earlier stages' outputs from this run or, when the pipeline leaves those stages
+out, from their finished records in the same `out_dir`.
+
+Each run also writes `out_dir/run.json` (resolved config, seed, versions, status, times, outputs)
+and `out_dir/config.yaml`, the resolved config that `dnabird run` accepts again.
+
+Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from dnabird.config import apply_overrides, build_config, coerce, read_yaml
+from dnabird.errors import ConfigError
+
+STAGE_MODULES = (
+    "dnabird.stages.fetch",
+    "dnabird.stages.corpus",
+    "dnabird.stages.tokenizer",
+    "dnabird.stages.shards",
+)
+PIPELINE_KEYS = ("out_dir", "seed")
+FINGERPRINT_BLOCK = 1 << 20
+STAGE_RECORD = "stage.json"
+RESOLVED_CONFIG = "config.yaml"
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A pipeline stage: its config dataclass, the paths whose content it reads, and what it runs.
+
+    `inputs(config, context)` returns files or directories; `run(config, context, stage_dir)` does
+    the work and returns its outputs as a name -> path mapping (paths later stages can read).
+    """
+
+    name: str
+    config: type
+    inputs: Callable[[object, RunContext], Sequence[Path]]
+    run: Callable[[object, RunContext, Path], Mapping[str, str | os.PathLike]]
+
+
+@dataclass
+class RunContext:
+    """What a stage sees of the run: the output root and earlier stages' outputs."""
+
+    out_dir: Path
+    outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def output(self, stage: str, name: str) -> Path:
+        """The path an earlier stage recorded as `name`, in this run or a finished earlier run into
+        the same `out_dir`; a clear error if there is none."""
+        if stage not in self.outputs:
+            record = _load_record(self.out_dir / stage / STAGE_RECORD) or {}
+            if record.get("finished"):
+                self.outputs[stage] = record["outputs"]
+        try:
+            return Path(self.outputs[stage][name])
+        except KeyError:
+            raise ConfigError(f"this stage needs output {name!r} of stage {stage!r}: add a {stage!r} "
+                              f"section, or run it once into {self.out_dir}") from None
+
+
+@dataclass
+class Pipeline:
+    """A validated pipeline: output root, seed, and each stage's config object in run order."""
+
+    source: str
+    out_dir: Path
+    seed: int
+    stages: dict[str, object]
+
+    def resolved(self) -> dict:
+        """The full config, defaults filled in, as plain JSON-able data (what `run.json` records)."""
+        return json.loads(json.dumps({"out_dir": str(self.out_dir), "seed": self.seed,
+                                      **{name: dataclasses.asdict(c) for name, c in self.stages.items()}},
+                                     default=str))
+
+
+def registered_stages() -> list[Stage]:
+    """Every stage dnabird knows, in run order."""
+    return [importlib.import_module(module).STAGE for module in STAGE_MODULES]
+
+
+def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
+                  stages: Sequence[Stage] | None = None) -> Pipeline:
+    """Read and validate a pipeline YAML, applying `key.sub=value` overrides first."""
+    path = Path(path)
+    stages = registered_stages() if stages is None else list(stages)
+    data = apply_overrides(read_yaml(path), overrides, str(path))
+    by_name = {stage.name: stage for stage in stages}
+    for key in data:
+        if key not in by_name and key not in PIPELINE_KEYS:
+            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join([*PIPELINE_KEYS, *by_name])})")
+    seed = coerce(data.get("seed", 0), int, f"{path}: seed")
+    out_dir = coerce(data.get("out_dir", "runs/" + path.stem), str, f"{path}: out_dir")
+    configs = {}
+    for stage in stages:
+        if stage.name in data:
+            section = dict(data[stage.name] or {})
+            if "seed" in {f.name for f in dataclasses.fields(stage.config)}:
+                section.setdefault("seed", seed)
+            configs[stage.name] = build_config(stage.config, section, f"{path}: {stage.name}")
+    return Pipeline(str(path), Path(out_dir), seed, configs)
+
+
+# ---- fingerprints and stage records ---------------------------------------------------------------
+
+def fingerprint(path: str | os.PathLike) -> dict:
+    """Cheap content fingerprint: sha256 of a small file; size, mtime and sha256 of the first and
+    last MiB of a large one (see the module docstring).
+
+    A directory maps each file below it to its fingerprint, leaving out temporary `*.tmp` files
+    and stage records (a stage's output folder may be its own stage folder).
+    """
+    path = Path(path)
+    if path.is_dir():
+        return {str(p.relative_to(path)): fingerprint(p) for p in sorted(path.rglob("*"))
+                if p.is_file() and not p.name.endswith(".tmp") and p.name != STAGE_RECORD}
+    if not path.is_file():
+        raise ConfigError(f"input {path} does not exist")
+    stat = path.stat()
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        if stat.st_size <= 2 * FINGERPRINT_BLOCK:
+            digest.update(handle.read())
+            return {"size": stat.st_size, "sha256": digest.hexdigest()}
+        digest.update(handle.read(FINGERPRINT_BLOCK))
+        handle.seek(stat.st_size - FINGERPRINT_BLOCK)
+        digest.update(handle.read())
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python, dnabird and its main dependencies (as `dnabird info` shows them)."""
+    from dnabird.commands.info import environment_report
+
+    return environment_report()
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temp file and rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(path.name + ".tmp")
+    temp.write_text(text)
+    os.replace(temp, path)
+
+
+def write_json(path: Path, data: Mapping) -> None:
+    """Write `data` as indented JSON to `path` via a temp file and rename."""
+    write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def _stage_key(config, inputs: Sequence[Path]) -> dict:
+    return {"config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),
+            "inputs": {str(p): fingerprint(p) for p in inputs}}
+
+
+def _load_record(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+# ---- running --------------------------------------------------------------------------------------
+
+def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
+                 force: Sequence[str] = ()) -> dict:
+    """Run (or skip) each configured stage in order; `force` names stages to run afresh regardless.
+
+    Returns the run record also written to `out_dir/run.json`: resolved config, seed, versions,
+    each stage's status ("ran" | "skipped"), seconds and outputs.
+    """
+    stages = [s for s in (registered_stages() if stages is None else stages) if s.name in pipeline.stages]
+    context = RunContext(pipeline.out_dir)
+    status, seconds = {}, {}
+    environment = versions()
+    for stage in stages:
+        config = pipeline.stages[stage.name]
+        stage_dir = pipeline.out_dir / stage.name
+        record_path = stage_dir / STAGE_RECORD
+        key = _stage_key(config, stage.inputs(config, context))
+        record = _load_record(record_path) or {}
+        same_key = record.get("key") == key and stage.name not in force
+        if same_key and record.get("finished") \
+                and all(Path(p).exists() for p in record["outputs"].values()):
+            log.info("stage %s: up to date, skipped (%s)", stage.name, record_path)
+            context.outputs[stage.name] = record["outputs"]
+            status[stage.name] = "skipped"
+            continue
+        if same_key:
+            log.info("stage %s: resuming an interrupted run in %s", stage.name, stage_dir)
+        else:
+            log.info("stage %s: running afresh into %s", stage.name, stage_dir)
+            shutil.rmtree(stage_dir, ignore_errors=True)
+        write_json(record_path, {"key": key, "finished": False})
+        started = time.perf_counter()
+        outputs = {name: str(path) for name, path in stage.run(config, context, stage_dir).items()}
+        seconds[stage.name] = round(time.perf_counter() - started, 2)
+        context.outputs[stage.name] = outputs
+        write_json(record_path, {"key": key, "finished": True, "outputs": outputs,
+                                 "seconds": seconds[stage.name], "versions": environment})
+        status[stage.name] = "ran"
+        log.info("stage %s: done in %.1f s", stage.name, seconds[stage.name])
+    record = {"pipeline": pipeline.source, "config": pipeline.resolved(), "seed": pipeline.seed,
+              "versions": environment, "stages": status, "seconds": seconds, "outputs": context.outputs}
+    write_json(pipeline.out_dir / "run.json", record)
+    resolved = pipeline.out_dir / RESOLVED_CONFIG
+    write_text(resolved, f"# Resolved from {pipeline.source}; rerun: dnabird run {resolved}\n"
+               + yaml.safe_dump(pipeline.resolved(), sort_keys=False))
+    return record

@@ -1,0 +1,1 @@
+"""Pipeline stages: each module adapts one library step to `dnabird run` and exposes `STAGE`."""
