@@ -50,6 +50,7 @@ STAGE_MODULES = (
     "dnabird.stages.corpus",
     "dnabird.stages.tokenizer",
     "dnabird.stages.shards",
+    "dnabird.stages.pretrain",
 )
 PIPELINE_KEYS = ("out_dir", "seed")
 FINGERPRINT_BLOCK = 1 << 20

@@ -2,7 +2,7 @@
 
 `embedded_default` builds the embedded default once per session with the same pipeline as
 `make demo` (pipelines/demo.yaml): toy genome -> corpus -> tokenizer -> shards -> a tiny model
-pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 16 x 256 tokens). Time budget: about 70 s
+pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens). Time budget: about 70 s
 on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and its evaluation ~60 s).
 Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
 skips every stage that is up to date and the fixture costs about a second.
@@ -19,11 +19,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_OVERRIDES = (
-    "pretrain.max_length=256",
-    "pretrain.train.global_batch_size=16",
-    "pretrain.train.micro_batch_size=16",
+    "pretrain.max_length=128",
+    "pretrain.train.global_batch_size=32",
+    "pretrain.train.micro_batch_size=32",
     "pretrain.train.max_steps=150",
-    "pretrain.train.warmup_steps=15",
+    "pretrain.train.warmup_steps=8",
     "pretrain.train.checkpoint_every=150",
     "pretrain.eval_examples=32",
     "pretrain.min_margin_bits={}",

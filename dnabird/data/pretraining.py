@@ -17,11 +17,12 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from dnabird.data.tokenizer import SPECIAL_TOKENS, Tokenizer
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.model.heads import IGNORE_INDEX
 
-PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)
-NUM_SPECIAL = 5
+PAD_ID, CLS_ID, SEP_ID, MASK_ID = Tokenizer.pad_id, Tokenizer.cls_id, Tokenizer.sep_id, Tokenizer.mask_id
+NUM_SPECIAL = len(SPECIAL_TOKENS)        # ids below this are special and never masked or swapped in
 NSP_IS_NEXT, NSP_IS_RANDOM = 0, 1
 _MAX_PARTNER_DRAWS = 100
 

@@ -29,6 +29,8 @@ class PretrainConfig:
     tokenizer, train_shards, heldout_shards: paths; inside `dnabird run` null means "from the
         tokenizer and shards stages".
     max_length: tokens per example; mask_rate, random_next_rate: see `PretrainingExamples`.
+    seed: seeds the model's initialisation, the example stream (order, pairs, masking) and dropout
+        (inside `dnabird run` it defaults to the pipeline's seed).
     eval_examples, eval_batch_size, eval_seed: the held-out evaluation after training (0 skips it).
     min_margin_bits: baseline ("unigram" or "one_sentence") -> bits per base the model must be below
         it on the held-out data, or the run fails (after saving everything).
@@ -43,6 +45,7 @@ class PretrainConfig:
     max_length: int = 4096
     mask_rate: float = 0.15
     random_next_rate: float = 0.5
+    seed: int = 0
     eval_examples: int = 256
     eval_batch_size: int = 8
     eval_seed: int = 1234
@@ -106,18 +109,18 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
     if resume and (last := checkpoint.latest(out_dir / "checkpoints")) is not None:
         check_same_model(read_config(last / checkpoint.MODEL_DIR), model_config, last)
     ctx = distributed.setup(config.train.device)
-    seed_everything(config.train.seed + ctx.rank)      # dropout streams differ per rank
-    model = PretrainingModel(model_config, seed=config.train.seed)
+    seed_everything(config.seed + ctx.rank)      # dropout streams differ per rank
+    model = PretrainingModel(model_config, seed=config.seed)
     block_size = model_config.attention.get("block_size", 64)
     examples = PretrainingExamples(ShardReader(config.train_shards), vocab_size=tokenizer.vocab_size,
                                    max_length=config.max_length, block_size=block_size,
                                    mask_rate=config.mask_rate, random_next_rate=config.random_next_rate,
-                                   seed=config.train.seed)
+                                   seed=config.seed)
     from dnabird.commands.info import environment_report
 
     train(model, mlm_nsp_loss, examples, config.train, collate_fn=collate, resume=resume, ctx=ctx,
           run_info={"pretrain": dataclasses.asdict(config), "model": model_config.to_dict(),
-                    "versions": environment_report(), "seed": config.train.seed},
+                    "versions": environment_report(), "seed": config.seed},
           save_model=lambda m, d: save_checkpoint(m, d, tokenizer_files=(tokenizer.path,)),
           load_model=lambda m, d: load_weights(m, read_tensors(d), source=str(d / "model.safetensors")))
     report = {}

@@ -51,7 +51,6 @@ class TrainConfig:
     checkpoint_every: int = 1000      # steps between checkpoints (one is always written at the end)
     keep_last: int = 3                # checkpoints kept on disk
     log_every: int = 1                # steps between metrics.jsonl records
-    seed: int = 0                     # seeds global torch RNG once (model init, dropout)
     precision: str = "auto"           # auto (bf16 autocast on GPU, fp32 on CPU) | bf16 | fp32
     device: str = "auto"              # auto | cpu | cuda
     num_workers: int = 0              # DataLoader worker processes per rank

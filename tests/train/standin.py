@@ -64,12 +64,12 @@ def run(out_dir: Path, *, steps: int, resume: bool = False, global_batch: int = 
         lr: float = 1e-2) -> list[dict]:
     config = TrainConfig(out_dir=str(out_dir), max_steps=steps, global_batch_size=global_batch,
                          micro_batch_size=micro_batch, lr=lr, warmup_steps=2,
-                         checkpoint_every=checkpoint_every, keep_last=2, seed=3, progress=False)
-    seed_everything(config.seed)
+                         checkpoint_every=checkpoint_every, keep_last=2, progress=False)
+    seed_everything(3)
     model = StandinModel(dropout)
     block = None if block_at_step is None else block_at_step * global_batch
     dataset = StandinDataset(seed=7, block_at_index=block, marker=Path(out_dir) / "blocked")
-    return train(model, standin_loss, dataset, config, collate_fn=collate, resume=resume)
+    return train(model, standin_loss, dataset, config, collate_fn=collate, resume=resume, run_info={"seed": 3})
 
 
 def main(argv: list[str]) -> None:

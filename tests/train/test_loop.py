@@ -37,7 +37,7 @@ def test_run_writes_checkpoints_metrics_plot_and_config(tmp_path):
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step_00000004", "step_00000005"]
     assert (tmp_path / "learning_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     saved = json.loads((tmp_path / "run.json").read_text())
-    assert saved["train"]["seed"] == 3 and saved["train"]["max_steps"] == 5
+    assert saved["seed"] == 3 and saved["train"]["max_steps"] == 5
 
 
 def test_training_reduces_the_loss(tmp_path):

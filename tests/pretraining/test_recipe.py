@@ -1,0 +1,85 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dnabird.errors import CheckpointError, ConfigError
+from dnabird.pretraining.recipe import load_config, pretrain
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _config_file(tmp_path: Path, embedded_default, **extra) -> Path:
+    lines = ["model: tiny", f"tokenizer: {embedded_default.tokenizer}",
+             f"train_shards: {embedded_default.train_shards}", f"heldout_shards: {embedded_default.heldout_shards}",
+             "max_length: 128", "eval_examples: 4", "eval_batch_size: 4",
+             "train:", f"  out_dir: {tmp_path / 'run'}", "  max_steps: 2", "  global_batch_size: 4",
+             "  micro_batch_size: 2", "  warmup_steps: 1", "  checkpoint_every: 1", "  progress: false"]
+    lines += [f"{key}: {value}" for key, value in extra.items()]
+    path = tmp_path / "pretrain.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _dnabird(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dnabird", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_embedded_default_model_learns_and_beats_the_unigram_baseline(embedded_default):
+    records = [json.loads(line) for line in (embedded_default.pretrain / "metrics.jsonl").read_text().splitlines()]
+    first = sum(r["mlm_loss"] for r in records[:10]) / 10
+    last = sum(r["mlm_loss"] for r in records[-10:]) / 10
+    assert last < first - 0.3
+    report = json.loads((embedded_default.pretrain / "report.json").read_text())
+    assert report["model"]["bits_per_base"] < report["unigram"]["bits_per_base"]
+    assert report["model"]["mlm_loss"] < report["unigram"]["mlm_loss"]
+    assert report["mask_rate"] == 0.15 and report["max_length"] == 128
+
+
+def test_pretrain_command_resumes_and_evaluate_reads_its_model(tmp_path, embedded_default):
+    config = _config_file(tmp_path, embedded_default)
+    result = _dnabird("-q", "pretrain", "--config", config)
+    assert result.returncode == 0, result.stderr[-2000:]
+    result = _dnabird("-q", "pretrain", "--config", config, "--resume", "train.max_steps=3")
+    assert result.returncode == 0, result.stderr[-2000:]
+    run = tmp_path / "run"
+    assert [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3]
+    assert "MLM acc" in result.stdout and "unigram" in result.stdout
+    saved = json.loads((run / "run.json").read_text())
+    assert saved["seed"] == 0 and saved["pretrain"]["max_length"] == 128 and "torch" in saved["versions"]
+    result = _dnabird("evaluate", run / "model", "--shards", embedded_default.heldout_shards,
+                      "--max-length", 128, "--examples", 4, "--out", tmp_path / "eval.json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = json.loads((tmp_path / "eval.json").read_text())
+    assert report["examples"] == 4 and 0.0 <= report["model"]["mlm_accuracy"] <= 1.0
+
+
+def test_resume_with_a_changed_model_config_names_the_field(tmp_path, embedded_default):
+    config = load_config(_config_file(tmp_path, embedded_default), ["train.max_steps=1", "eval_examples=0"])
+    pretrain(config)
+    changed = load_config(_config_file(tmp_path, embedded_default),
+                          ["train.max_steps=2", "model_overrides={intermediate_size: 64}"])
+    with pytest.raises(CheckpointError, match="intermediate_size is 256 in the checkpoint and 64 in the config"):
+        pretrain(changed, resume=True)
+
+
+def test_unknown_config_keys_fail_by_name(tmp_path, embedded_default):
+    with pytest.raises(ConfigError, match="trian"):
+        load_config(_config_file(tmp_path, embedded_default, trian="{}"))
+    with pytest.raises(ConfigError, match="max_stepz"):
+        load_config(_config_file(tmp_path, embedded_default), ["train.max_stepz=3"])
+
+
+def test_a_pipeline_yaml_gives_its_pretrain_section_with_paths_from_earlier_stages(embedded_default):
+    from tests.conftest import FIXTURE_OVERRIDES
+
+    config = load_config(ROOT / "pipelines" / "demo.yaml",
+                         [f"out_dir={embedded_default.root}", "pretrain.train.max_steps=7", *FIXTURE_OVERRIDES[:1]])
+    assert Path(config.tokenizer) == embedded_default.tokenizer
+    assert Path(config.train_shards) == embedded_default.train_shards
+    assert Path(config.heldout_shards) == embedded_default.heldout_shards
+    assert Path(config.train.out_dir) == embedded_default.pretrain
+    assert config.train.max_steps == 7 and config.model == "tiny" and config.max_length == 128
