@@ -229,9 +229,10 @@ def test_demo_pipeline_end_to_end(tmp_path):
     from dnabird.data.shards import ShardReader
 
     overrides = [f"out_dir={tmp_path / 'demo'}", f"fetch.dest={tmp_path / 'data'}", "corpus.passes=1",
-                 "tokenizer.vocab_size=256"]
+                 "tokenizer.vocab_size=256", "pretrain.max_length=128", "pretrain.train.max_steps=1",
+                 "pretrain.eval_examples=2", "pretrain.min_margin_bits={}"]
     pipeline = load_pipeline(REPO / "pipelines" / "demo.yaml", overrides)
-    stages = ("fetch", "corpus", "tokenizer", "shards")
+    stages = ("fetch", "corpus", "tokenizer", "shards", "pretrain")
     assert run_pipeline(pipeline)["stages"] == dict.fromkeys(stages, "ran")
     report = json.loads((tmp_path / "demo" / "corpus" / "report.json").read_text())
     for split in ("train", "heldout"):
