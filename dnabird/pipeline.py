@@ -44,6 +44,8 @@ import yaml
 
 from dnabird.config import apply_overrides, build_config, coerce, read_yaml
 from dnabird.errors import ConfigError
+from dnabird.io import write_json_atomic, write_text_atomic
+from dnabird.provenance import versions
 
 STAGE_MODULES = (
     "dnabird.stages.fetch",
@@ -164,26 +166,6 @@ def fingerprint(path: str | os.PathLike) -> dict:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
 
 
-def versions() -> dict[str, str]:
-    """Versions of Python, dnabird and its main dependencies (as `dnabird info` shows them)."""
-    from dnabird.commands.info import environment_report
-
-    return environment_report()
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file and rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(text)
-    os.replace(temp, path)
-
-
-def write_json(path: Path, data: Mapping) -> None:
-    """Write `data` as indented JSON to `path` via a temp file and rename."""
-    write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
-
-
 def _stage_key(config, inputs: Sequence[Path]) -> dict:
     return {"config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),
             "inputs": {str(p): fingerprint(p) for p in inputs}}
@@ -227,19 +209,19 @@ def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
         else:
             log.info("stage %s: running afresh into %s", stage.name, stage_dir)
             shutil.rmtree(stage_dir, ignore_errors=True)
-        write_json(record_path, {"key": key, "finished": False})
+        write_json_atomic(record_path, {"key": key, "finished": False})
         started = time.perf_counter()
         outputs = {name: str(path) for name, path in stage.run(config, context, stage_dir).items()}
         seconds[stage.name] = round(time.perf_counter() - started, 2)
         context.outputs[stage.name] = outputs
-        write_json(record_path, {"key": key, "finished": True, "outputs": outputs,
+        write_json_atomic(record_path, {"key": key, "finished": True, "outputs": outputs,
                                  "seconds": seconds[stage.name], "versions": environment})
         status[stage.name] = "ran"
         log.info("stage %s: done in %.1f s", stage.name, seconds[stage.name])
     record = {"pipeline": pipeline.source, "config": pipeline.resolved(), "seed": pipeline.seed,
               "versions": environment, "stages": status, "seconds": seconds, "outputs": context.outputs}
-    write_json(pipeline.out_dir / "run.json", record)
+    write_json_atomic(pipeline.out_dir / "run.json", record)
     resolved = pipeline.out_dir / RESOLVED_CONFIG
-    write_text(resolved, f"# Resolved from {pipeline.source}; rerun: dnabird run {resolved}\n"
+    write_text_atomic(resolved, f"# Resolved from {pipeline.source}; rerun: dnabird run {resolved}\n"
                + yaml.safe_dump(pipeline.resolved(), sort_keys=False))
     return record

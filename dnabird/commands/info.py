@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
-import platform
 
-
-def environment_report() -> dict[str, str]:
-    """Versions of Python, dnabird and the main dependencies, plus the devices torch sees."""
-    import torch
-
-    report = {"python": platform.python_version()}
-    for package in ("dnabird", "torch", "numpy", "sentencepiece", "pyfaidx", "h5py", "xformers"):
-        try:
-            report[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            report[package] = "not installed"
-    report["cuda"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
-    report["cpu threads"] = str(torch.get_num_threads())
-    return report
+from dnabird.provenance import versions
 
 
 def run(args: argparse.Namespace) -> int:
-    for key, value in environment_report().items():
+    for key, value in versions().items():
         print(f"{key:>14}: {value}")
     return 0
 

@@ -29,12 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import importlib.metadata
 import io
 import json
 import logging
-import os
-import platform
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,9 +40,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from dnabird import __version__
 from dnabird.errors import ConfigError, InputFormatError, ParameterError
 from dnabird.genome.reference import Genome, contig_alias
+from dnabird.io import atomic_output, write_json_atomic
+from dnabird.provenance import versions
 
 log = logging.getLogger(__name__)
 
@@ -155,8 +153,8 @@ def build_corpus(fasta: str | Path, out_dir: str | Path, config: CorpusConfig | 
                     skipped["too_many_n"]["bp"] += stats["skipped_too_many_n_bp"]
                     bar.update(genome.length(chrom))
     report = {"fasta": str(fasta), "seed": config.seed, "config": config.to_dict(), "splits": totals,
-              "skipped": skipped, "versions": _versions()}
-    _write_atomically(out_dir / "report.json", lambda out: out.write(json.dumps(report, indent=2) + "\n"))
+              "skipped": skipped, "versions": versions()}
+    write_json_atomic(out_dir / "report.json", report)
     return report
 
 
@@ -264,34 +262,33 @@ def _write_part(genome: Genome, chrom: str, pass_index: int, config: CorpusConfi
     _, size_rng = _generators(chrom, pass_index, config.seed)
     stats = {"config": config.to_dict(), "contig_bp": genome.length(chrom), "documents": 0, "sentences": 0,
              "bp": 0, "skipped_too_many_n": 0, "skipped_too_many_n_bp": 0}
-    temporary = part.with_name(part.name + ".tmp")
-    with open(temporary, "wb") as raw, io.TextIOWrapper(
-            gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0)) as handle:  # same bytes each run
-        in_document = target = 0
-        for first in range(0, len(starts), _FETCH_SENTENCES):
-            last = min(first + _FETCH_SENTENCES, len(starts)) - 1
-            chunk_start = int(starts[first])
-            chunk = genome.fetch(chrom, chunk_start, int(ends[last])).sequence
-            spans = zip(starts[first:last + 1].tolist(), ends[first:last + 1].tolist(), strict=True)
-            for start, end in spans:
-                sequence = chunk[start - chunk_start:end - chunk_start]
-                if sequence.count("N") > config.max_n_fraction * len(sequence):
-                    stats["skipped_too_many_n"] += 1
-                    stats["skipped_too_many_n_bp"] += end - start
-                    in_document = target = 0
-                    continue
-                if in_document == target:
-                    in_document = 0
-                    target = int(size_rng.integers(config.min_document_sentences,
-                                                   config.max_document_sentences + 1))
-                    stats["documents"] += 1
-                doc_id = f"p{pass_index:02d}:{chrom}:{stats['documents'] - 1:06d}"
-                handle.write(f"{doc_id}\t{chrom}\t{start}\t{end}\t{sequence}\n")
-                in_document += 1
-                stats["sentences"] += 1
-                stats["bp"] += end - start
-    _write_atomically(stats_path, lambda out: out.write(json.dumps(stats, indent=1) + "\n"))
-    os.replace(temporary, part)
+    with atomic_output(part) as temporary:
+        with open(temporary, "wb") as raw, io.TextIOWrapper(
+                gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0)) as handle:  # same bytes each run
+            in_document = target = 0
+            for first in range(0, len(starts), _FETCH_SENTENCES):
+                last = min(first + _FETCH_SENTENCES, len(starts)) - 1
+                chunk_start = int(starts[first])
+                chunk = genome.fetch(chrom, chunk_start, int(ends[last])).sequence
+                spans = zip(starts[first:last + 1].tolist(), ends[first:last + 1].tolist(), strict=True)
+                for start, end in spans:
+                    sequence = chunk[start - chunk_start:end - chunk_start]
+                    if sequence.count("N") > config.max_n_fraction * len(sequence):
+                        stats["skipped_too_many_n"] += 1
+                        stats["skipped_too_many_n_bp"] += end - start
+                        in_document = target = 0
+                        continue
+                    if in_document == target:
+                        in_document = 0
+                        target = int(size_rng.integers(config.min_document_sentences,
+                                                       config.max_document_sentences + 1))
+                        stats["documents"] += 1
+                    doc_id = f"p{pass_index:02d}:{chrom}:{stats['documents'] - 1:06d}"
+                    handle.write(f"{doc_id}\t{chrom}\t{start}\t{end}\t{sequence}\n")
+                    in_document += 1
+                    stats["sentences"] += 1
+                    stats["bp"] += end - start
+        write_json_atomic(stats_path, stats, indent=1)
     return stats
 
 
@@ -306,18 +303,3 @@ def _check_existing_parts(out_dir: Path, config: CorpusConfig) -> None:
                                   f"{', '.join(differing)}; see {stats_path}): use a new output directory")
 
 
-def _write_atomically(path: Path, write) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "w") as handle:
-        write(handle)
-    os.replace(temporary, path)
-
-
-def _versions() -> dict[str, str]:
-    versions = {"python": platform.python_version(), "dnabird": __version__}
-    for package in ("numpy", "pyfaidx"):
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = "not installed"
-    return versions

@@ -11,8 +11,8 @@ import json
 import os
 from pathlib import Path
 
-from dnabird.datasets.writers import atomic_output
 from dnabird.errors import InputFormatError
+from dnabird.io import atomic_output
 
 LOCK_NAME = "dnabird.lock.json"
 

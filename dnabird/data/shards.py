@@ -26,6 +26,7 @@ import numpy as np
 
 from dnabird.data.tokenizer import Tokenizer, check_sequence
 from dnabird.errors import InputFormatError
+from dnabird.io import atomic_output
 
 SHARD_SUFFIX = ".h5"
 _ENCODE_BATCH_SENTENCES = 4096
@@ -80,10 +81,8 @@ def write_shard(path: str | os.PathLike, documents: Iterable, tokenizer: Tokeniz
     error the temporary file is removed and nothing is left under the final name.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    try:
-        with h5py.File(temp, "w") as shard:
+    with atomic_output(path) as temporary:
+        with h5py.File(temporary, "w") as shard:
             counts = _fill_shard(shard, documents, tokenizer, num_threads or os.cpu_count() or 1)
             shard.attrs.update({
                 "tokenizer_hash": tokenizer.hash,
@@ -91,9 +90,6 @@ def write_shard(path: str | os.PathLike, documents: Iterable, tokenizer: Tokeniz
                 **counts,
                 **dict(attrs or {}),
             })
-        os.replace(temp, path)
-    finally:
-        temp.unlink(missing_ok=True)
     return path
 
 

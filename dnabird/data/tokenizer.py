@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from dnabird.data.corpus import iter_documents
 from dnabird.errors import InputFormatError, ParameterError
+from dnabird.io import atomic_output
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 ALPHABET = "ACGTN"
@@ -175,10 +176,8 @@ class Tokenizer:
     def save(self, path: str | os.PathLike) -> Path:
         """Write the sentencepiece model to `path` (temp file + rename)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_name(path.name + ".tmp")
-        temp.write_bytes(self._sp.serialized_model_proto())
-        os.replace(temp, path)
+        with atomic_output(path) as temporary:
+            temporary.write_bytes(self._sp.serialized_model_proto())
         self.path = path
         return path
 

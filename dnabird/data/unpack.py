@@ -13,8 +13,8 @@ from pathlib import Path
 import pyfaidx
 from tqdm import tqdm
 
-from dnabird.datasets.writers import atomic_output
 from dnabird.errors import InputFormatError
+from dnabird.io import atomic_output
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.io
 
 from dnabird.datasets.toy_genome import ELEMENT_CHROMOSOMES, ToyGenome
-from dnabird.datasets.writers import atomic_output
+from dnabird.io import atomic_output
 
 BIN, WINDOW, MIN_OVERLAP = 200, 1000, 100
 TEST_CHROMOSOMES, VALID_CHROMOSOME, VALID_FRACTION = ("chr8", "chr9"), "chr7", 0.5

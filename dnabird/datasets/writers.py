@@ -1,28 +1,17 @@
-"""Small writers for the toy genome's files: atomic output, FASTA (+ .fai), tab-separated tables."""
+"""Small writers for the toy genome's files: FASTA (+ .fai), tab-separated tables, digests."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import pathlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import numpy as np
 import pyfaidx
 
+from dnabird.io import atomic_output
+
 FASTA_LINE_WIDTH = 60
-
-
-@contextlib.contextmanager
-def atomic_output(path: pathlib.Path) -> Iterator[pathlib.Path]:
-    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def write_fasta(path: pathlib.Path, records: Iterable[tuple[str, np.ndarray]]) -> pathlib.Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from dnabird.errors import ConfigError, ParameterError
+from dnabird.io import write_text_atomic
 
 ACTIVATIONS = ("gelu", "gelu_new")
 POSITIONAL_SCHEMES = ("learned",)
@@ -124,9 +125,7 @@ class EncoderConfig:
         path = Path(path)
         text = yaml.safe_dump(self.to_dict(), sort_keys=False) if path.suffix in (".yaml", ".yml") \
             else json.dumps(self.to_dict(), indent=2) + "\n"
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+        write_text_atomic(path, text)
 
     @classmethod
     def load(cls, path: str | Path) -> EncoderConfig:

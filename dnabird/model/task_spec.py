@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.errors import CheckpointError, ConfigError
+from dnabird.io import write_text_atomic
 
 PROBLEMS = ("binary", "multiclass", "multilabel")
 STRAND_RULES = ("forward", "feature", "both")
@@ -99,9 +100,7 @@ class TaskSpec:
 
     def save(self, path: str | Path) -> None:
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        tmp.replace(path)
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> TaskSpec:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dnabird.data.tokenizer import TokenizerConfig, train_on_corpus
-from dnabird.pipeline import RunContext, Stage, write_json
+from dnabird.io import write_json_atomic
+from dnabird.pipeline import RunContext, Stage
 
 MODEL_NAME = "dna.model"
 
@@ -19,7 +20,7 @@ def inputs(config: TokenizerConfig, context: RunContext) -> list[Path]:
 
 def run(config: TokenizerConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     _, report = train_on_corpus(context.output("corpus", "corpus"), stage_dir / MODEL_NAME, config)
-    write_json(stage_dir / "report.json", report)
+    write_json_atomic(stage_dir / "report.json", report)
     return {"model": stage_dir / MODEL_NAME, "report": stage_dir / "report.json"}
 
 

@@ -1,0 +1,37 @@
+"""Atomic file output: write beside the target, rename onto it only when complete.
+
+A reader never sees a half-written file under its final name, and an interrupted writer
+leaves nothing but (at most) nothing: the temporary file is removed on failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write `text` (UTF-8) to `path` atomically."""
+    with atomic_output(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
+
+
+def write_json_atomic(path: str | os.PathLike, data: Mapping, *, indent: int = 2) -> None:
+    """Write `data` as JSON to `path` atomically (non-JSON values as strings)."""
+    write_text_atomic(path, json.dumps(data, indent=indent, sort_keys=True, default=str) + "\n")
