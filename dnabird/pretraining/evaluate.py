@@ -8,7 +8,6 @@ context only, not a target. Every report states the masking rate and the sequenc
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -27,6 +26,7 @@ from dnabird.data.pretraining import (
     collate,
 )
 from dnabird.errors import CheckpointError
+from dnabird.io import write_json_atomic
 from dnabird.model.heads import IGNORE_INDEX
 
 BASELINES = ("unigram", "one_sentence")
@@ -171,16 +171,8 @@ def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards, *, out=No
     report = heldout_report(load_checkpoint(checkpoint), Tokenizer.load(models[0]), heldout_shards,
                             device=device, **options)
     if out is not None:
-        write_json(Path(out), report)
+        write_json_atomic(out, report)
     return report
-
-
-def write_json(path: Path, data: dict) -> None:
-    """Write `data` as JSON via a temporary file and rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{path.name}")
-    tmp.write_text(json.dumps(data, indent=2))
-    os.replace(tmp, path)
 
 
 def format_report(report: dict) -> str:

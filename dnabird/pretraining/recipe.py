@@ -12,8 +12,10 @@ from pathlib import Path
 
 from dnabird.data.pretraining import PretrainingExamples, collate
 from dnabird.errors import CheckpointError, DnabirdError, ParameterError
-from dnabird.pretraining.evaluate import BASELINES, format_report, heldout_report, write_json
+from dnabird.io import write_json_atomic
+from dnabird.pretraining.evaluate import BASELINES, format_report, heldout_report
 from dnabird.pretraining.objective import mlm_nsp_loss
+from dnabird.provenance import versions
 from dnabird.train import TrainConfig, checkpoint, distributed, train
 from dnabird.train.loop import seed_everything
 
@@ -116,11 +118,9 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
                                    max_length=config.max_length, block_size=block_size,
                                    mask_rate=config.mask_rate, random_next_rate=config.random_next_rate,
                                    seed=config.seed)
-    from dnabird.commands.info import environment_report
-
     train(model, mlm_nsp_loss, examples, config.train, collate_fn=collate, resume=resume, ctx=ctx,
           run_info={"pretrain": dataclasses.asdict(config), "model": model_config.to_dict(),
-                    "versions": environment_report(), "seed": config.seed},
+                    "versions": versions(), "seed": config.seed},
           save_model=lambda m, d: save_checkpoint(m, d, tokenizer_files=(tokenizer.path,)),
           load_model=lambda m, d: load_weights(m, read_tensors(d), source=str(d / "model.safetensors")))
     report = {}
@@ -139,7 +139,7 @@ def _evaluate(model, config: PretrainConfig, tokenizer, device) -> dict:
                             max_length=config.max_length, mask_rate=config.mask_rate,
                             num_examples=config.eval_examples, batch_size=config.eval_batch_size,
                             seed=config.eval_seed, device=device)
-    write_json(Path(config.train.out_dir) / "report.json", report)
+    write_json_atomic(Path(config.train.out_dir) / "report.json", report)
     print(format_report(report))
     for baseline, required in config.min_margin_bits.items():
         margin = report["margin_bits_per_base"][baseline]

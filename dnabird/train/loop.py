@@ -7,7 +7,6 @@ building the model (`seed_everything`); from then on the loop owns the RNG state
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import math
 import sys
@@ -22,6 +21,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from dnabird.errors import CheckpointError, NonFiniteLossError, ParameterError
+from dnabird.io import write_json_atomic
 from dnabird.train import checkpoint, distributed
 from dnabird.train.data import accumulation_steps, step_batches
 from dnabird.train.metrics import MetricsLog, plot_learning_curve
@@ -104,7 +104,7 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
     if ctx.is_main:
         out_dir.mkdir(parents=True, exist_ok=True)
         run = {**(run_info or {}), "train": asdict(config), "world_size": ctx.world_size}
-        (out_dir / "run.json").write_text(json.dumps(run, indent=2, default=str))
+        write_json_atomic(out_dir / "run.json", run)
     metrics_log = (MetricsLog(out_dir / "metrics.jsonl", resume_step=start_step if resume else None)
                    if ctx.is_main else None)
     net = DistributedDataParallel(model) if ctx.distributed else model

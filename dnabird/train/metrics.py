@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from dnabird.io import atomic_output, write_text_atomic
 
 
 class MetricsLog:
@@ -22,9 +23,7 @@ class MetricsLog:
         elif self.path.exists():
             kept = [line for line in self.path.read_text().splitlines()
                     if line.strip() and json.loads(line)["step"] <= resume_step]
-            tmp = self.path.with_suffix(".jsonl.tmp")
-            tmp.write_text("".join(line + "\n" for line in kept))
-            os.replace(tmp, self.path)
+            write_text_atomic(self.path, "".join(line + "\n" for line in kept))
 
     def append(self, record: dict) -> None:
         with self.path.open("a") as handle:
@@ -51,8 +50,7 @@ def plot_learning_curve(records: list[dict], path: Path, keys: tuple[str, ...] =
         ax.set_title(key)
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    tmp = path.with_name(f".tmp-{path.name}")
-    fig.savefig(tmp, format="png", dpi=100)
+    with atomic_output(path) as temporary:
+        fig.savefig(temporary, format="png", dpi=100)
     plt.close(fig)
-    os.replace(tmp, path)
     return path
