@@ -1,6 +1,8 @@
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _config_file(tmp_path: Path, embedded_default, **extra) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     lines = ["model: tiny", f"tokenizer: {embedded_default.tokenizer}",
              f"train_shards: {embedded_default.train_shards}", f"heldout_shards: {embedded_default.heldout_shards}",
              "max_length: 128", "eval_examples: 4", "eval_batch_size: 4",
@@ -83,3 +86,27 @@ def test_a_pipeline_yaml_gives_its_pretrain_section_with_paths_from_earlier_stag
     assert Path(config.heldout_shards) == embedded_default.heldout_shards
     assert Path(config.train.out_dir) == embedded_default.pretrain
     assert config.train.max_steps == 7 and config.model == "tiny" and config.max_length == 128
+
+
+@pytest.mark.slow   # three pretraining subprocesses, about a minute; the loop's own kill test is fast
+def test_pretrain_killed_mid_run_resumes_to_bit_identical_losses(tmp_path, embedded_default):
+    steps = ["train.max_steps=12", "train.checkpoint_every=4", "eval_examples=0"]
+    reference = _config_file(tmp_path / "a", embedded_default)
+    assert _dnabird("-q", "pretrain", "--config", reference, *steps).returncode == 0
+    killed = _config_file(tmp_path / "b", embedded_default)
+    command = [sys.executable, "-m", "dnabird", "-q", "pretrain", "--config", str(killed), *steps]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    checkpoint = tmp_path / "b" / "run" / "checkpoints" / "step_00000004"
+    deadline = time.time() + 240
+    while not checkpoint.exists():
+        assert proc.poll() is None and time.time() < deadline, proc.stderr.read().decode()[-2000:]
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (tmp_path / "b" / "run" / "checkpoints" / "step_00000012").exists()   # really cut short
+    assert _dnabird("-q", "pretrain", "--config", killed, "--resume", *steps).returncode == 0
+
+    def losses(run):
+        return [json.loads(line)["loss"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+    assert losses(tmp_path / "b" / "run") == losses(tmp_path / "a" / "run")
