@@ -23,6 +23,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from dnabird.errors import CheckpointError, ConfigError
+from dnabird.io import atomic_output, write_json_atomic
 from dnabird.model.checkpoint import load_weights
 from dnabird.model.config import EncoderConfig
 from dnabird.model.heads import PretrainingModel
@@ -191,8 +192,7 @@ def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike) -> Path
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
-    tmp = directory / "model.safetensors.tmp"
-    save_file(tensors, tmp, metadata={"format": "pt"})
-    tmp.replace(directory / "model.safetensors")
-    (directory / "config.json").write_text(json.dumps(hf_config, indent=2) + "\n")
+    with atomic_output(directory / "model.safetensors") as temporary:
+        save_file(tensors, temporary, metadata={"format": "pt"})
+    write_json_atomic(directory / "config.json", hf_config)
     return directory
