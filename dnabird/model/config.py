@@ -142,12 +142,18 @@ class EncoderConfig:
         return cls.from_dict(data, source=str(path))
 
 
+# Block-sparse BigBird applies no dropout to attention probabilities: neither Google's reference code
+# nor Hugging Face's `BigBirdBlockSparseAttention` does (only their full attention uses
+# attention_probs_dropout_prob). The sparse presets follow them; hidden dropout stays 0.1.
+SPARSE_ATTENTION_DROPOUT = 0.0
+
+
 def bigbird_base(**overrides) -> EncoderConfig:
     """BigBird genomics (Zaheer et al. 2020, Tab. 21): 12 x 768, 12 heads, 4096 tokens, ITC b=64 w=3 r=3."""
     settings = dict(vocab_size=32000, hidden_size=768, num_layers=12, num_heads=12, intermediate_size=3072,
-                    max_positions=4096, attention={"type": "bigbird_itc", "num_heads": 12, "block_size": 64,
-                                                   "window_blocks": 3, "num_random_blocks": 3,
-                                                   "random_mode": "uniform"})
+                    max_positions=4096, attention_dropout=SPARSE_ATTENTION_DROPOUT,
+                    attention={"type": "bigbird_itc", "num_heads": 12, "block_size": 64, "window_blocks": 3,
+                               "num_random_blocks": 3, "random_mode": "uniform"})
     settings.update(overrides)
     return EncoderConfig(**settings)
 
@@ -155,9 +161,9 @@ def bigbird_base(**overrides) -> EncoderConfig:
 def tiny(**overrides) -> EncoderConfig:
     """A 2-layer, 128-wide, 4-head ITC encoder for tests and demos (4096 positions, 512-token vocab)."""
     settings = dict(vocab_size=512, hidden_size=128, num_layers=2, num_heads=4, intermediate_size=256,
-                    max_positions=4096, attention={"type": "bigbird_itc", "num_heads": 4, "block_size": 64,
-                                                   "window_blocks": 3, "num_random_blocks": 3,
-                                                   "random_mode": "uniform"})
+                    max_positions=4096, attention_dropout=SPARSE_ATTENTION_DROPOUT,
+                    attention={"type": "bigbird_itc", "num_heads": 4, "block_size": 64, "window_blocks": 3,
+                               "num_random_blocks": 3, "random_mode": "uniform"})
     settings.update(overrides)
     return EncoderConfig(**settings)
 

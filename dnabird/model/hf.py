@@ -25,7 +25,7 @@ from safetensors.torch import load_file, save_file
 from dnabird.errors import CheckpointError, ConfigError
 from dnabird.io import atomic_output, write_json_atomic
 from dnabird.model.checkpoint import load_weights
-from dnabird.model.config import EncoderConfig
+from dnabird.model.config import SPARSE_ATTENTION_DROPOUT, EncoderConfig
 from dnabird.model.heads import PretrainingModel
 
 log = logging.getLogger(__name__)
@@ -75,16 +75,18 @@ def config_from_hf(hf: dict) -> EncoderConfig:
         raise ConfigError(f"Hugging Face config: hidden_act={hf.get('hidden_act')!r} is not supported "
                           "(expected 'gelu' or 'gelu_new')")
     heads = hf["num_attention_heads"]
+    attention_dropout = hf["attention_probs_dropout_prob"]
     if hf.get("attention_type", "block_sparse") == "original_full":
         pattern = {"type": "full", "num_heads": heads}
     else:
         pattern = {"type": "bigbird_itc", "num_heads": heads, "block_size": hf["block_size"],
                    "window_blocks": 3, "num_random_blocks": hf["num_random_blocks"], "random_mode": "hf"}
+        attention_dropout = SPARSE_ATTENTION_DROPOUT  # transformers' block-sparse path ignores the setting
     return EncoderConfig(
         vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"], num_layers=hf["num_hidden_layers"],
         num_heads=heads, intermediate_size=hf["intermediate_size"],
         max_positions=hf["max_position_embeddings"], dropout=hf["hidden_dropout_prob"],
-        attention_dropout=hf["attention_probs_dropout_prob"], activation=hf["hidden_act"],
+        attention_dropout=attention_dropout, activation=hf["hidden_act"],
         layer_norm_eps=hf["layer_norm_eps"], type_vocab_size=hf["type_vocab_size"], position_offset=0,
         pad_token_id=hf.get("pad_token_id") or 0, attention=pattern, attention_bias=hf.get("use_bias", True),
         embedding_dropout_before_norm=True, base_seed=0, reseed_each_step=False,

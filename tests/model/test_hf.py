@@ -12,17 +12,17 @@ transformers = pytest.importorskip("transformers")
 from transformers import BigBirdConfig, BigBirdForMaskedLM, BigBirdForPreTraining, BigBirdModel  # noqa: E402
 
 
-def hf_config(attention_type):
+def hf_config(attention_type, attention_dropout=0.0):
     return BigBirdConfig(vocab_size=120, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                          intermediate_size=128, max_position_embeddings=2048, hidden_dropout_prob=0.0,
-                         attention_probs_dropout_prob=0.0, attention_type=attention_type, block_size=64,
-                         num_random_blocks=3, initializer_range=0.1)
+                         attention_probs_dropout_prob=attention_dropout, attention_type=attention_type,
+                         block_size=64, num_random_blocks=3, initializer_range=0.1)
 
 
-def build(cls, attention_type, seed=0):
+def build(cls, attention_type, seed=0, attention_dropout=0.0):
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        return cls(hf_config(attention_type))
+        return cls(hf_config(attention_type, attention_dropout))
 
 
 def inputs(length, padded_from):
@@ -76,6 +76,17 @@ def test_block_sparse_parity_in_train_mode(tmp_path):
         ids, mask, segments = inputs(1436, 1200)
         other = ours.encoder(ids, mask, segments)
     assert (other - hidden)[mask.bool()].abs().max() > 1e-3
+
+
+def test_block_sparse_applies_no_attention_dropout_like_transformers(tmp_path):
+    """transformers' block-sparse path ignores attention_probs_dropout_prob; the import does too."""
+    hf_model = build(BigBirdForPreTraining, "block_sparse", attention_dropout=0.5)
+    hf_model.save_pretrained(tmp_path)
+    ours = from_hf_bigbird(tmp_path)
+    assert ours.config.attention_dropout == 0.0
+    compare(hf_model, ours, 1436, 1200, train=True)  # train mode: any attention dropout would break parity
+    full = from_hf_bigbird(build(BigBirdForPreTraining, "original_full", attention_dropout=0.5))
+    assert full.config.attention_dropout == 0.5
 
 
 @pytest.mark.parametrize("cls", [BigBirdForMaskedLM, BigBirdModel])
