@@ -31,7 +31,7 @@ from dnabird.model.heads import PretrainingModel
 log = logging.getLogger(__name__)
 
 # dnabird name pattern → Hugging Face name pattern (layer index as {i}).
-_LAYER = {
+LAYER_NAMES = {
     "attention.query": "attention.self.query",
     "attention.key": "attention.self.key",
     "attention.value": "attention.self.value",
@@ -60,8 +60,8 @@ def hf_name(name: str) -> str:
         return "cls.predictions.bias"
     module, _, leaf = name.rpartition(".")
     match = re.fullmatch(r"encoder\.layers\.(\d+)\.(.+)", module)
-    if match and match.group(2) in _LAYER:
-        return f"bert.encoder.layer.{match.group(1)}.{_LAYER[match.group(2)]}.{leaf}"
+    if match and match.group(2) in LAYER_NAMES:
+        return f"bert.encoder.layer.{match.group(1)}.{LAYER_NAMES[match.group(2)]}.{leaf}"
     if module in _FIXED:
         return f"{_FIXED[module]}.{leaf}"
     raise ConfigError(f"dnabird tensor {name!r} has no Hugging Face BigBird counterpart")

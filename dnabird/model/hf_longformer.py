@@ -13,20 +13,14 @@ import re
 from dnabird.errors import ConfigError
 from dnabird.model.config import EncoderConfig
 from dnabird.model.heads import PretrainingModel
+from dnabird.model.hf import LAYER_NAMES as BIGBIRD_LAYER_NAMES
 from dnabird.model.hf import import_pretrained
 
 _LAYER = {
-    "attention.query": "attention.self.query",
-    "attention.key": "attention.self.key",
-    "attention.value": "attention.self.value",
+    **BIGBIRD_LAYER_NAMES,
     "attention.global_query": "attention.self.query_global",
     "attention.global_key": "attention.self.key_global",
     "attention.global_value": "attention.self.value_global",
-    "attention.output": "attention.output.dense",
-    "attention_norm": "attention.output.LayerNorm",
-    "ffn_in": "intermediate.dense",
-    "ffn_out": "output.dense",
-    "ffn_norm": "output.LayerNorm",
 }
 _FIXED = {
     "encoder.embeddings.word": "longformer.embeddings.word_embeddings",

@@ -2,7 +2,6 @@
 
 import json
 import pickle
-from dataclasses import dataclass
 
 import h5py
 import numpy as np
@@ -10,23 +9,10 @@ import pytest
 import sentencepiece as spm
 
 from dnabird.data import shards
+from dnabird.data.corpus import Document, Sentence
 from dnabird.data.shards import ShardReader, ids_dtype, write_shard
 from dnabird.data.tokenizer import Tokenizer
 from dnabird.errors import InputFormatError
-
-
-@dataclass
-class Sentence:
-    start: int
-    end: int
-    sequence: str
-
-
-@dataclass
-class Document:
-    id: str
-    chrom: str
-    sentences: list
 
 
 def make_documents(seed, count, chroms=("chr1", "chr2")):
