@@ -29,7 +29,11 @@ class Group:
 
     rows: torch.Tensor  # long [n]
     key_blocks: torch.Tensor  # long [n, c], flat index head·nb + block
-    token_mask: torch.Tensor | None  # bool [n, b, c·b + G] pattern rule incl. global-token keys
+    token_mask: torch.Tensor | None  # bool [n, b, b·c + G] pattern rule incl. global-token keys
+
+# Gathered keys are ordered token-major, (token within block, key block): position t·c + slot. Order within a
+# softmax is irrelevant, and this order lets the gathered tensors sit in the [B, keys, rows, D] memory layout
+# the CPU SDPA kernel works in, so neither the gather nor its gradient needs a transposing copy.
 
 
 def plan(call: AttentionCall) -> tuple[torch.Tensor, list[Group]]:
@@ -47,12 +51,12 @@ def plan(call: AttentionCall) -> tuple[torch.Tensor, list[Group]]:
         heads, blocks = ((counts == c) & sparse).nonzero(as_tuple=True)
         key_blocks = layout.key_blocks[heads, blocks, :c]  # [n, c]
         query_pos = blocks[:, None] * b + torch.arange(b)  # [n, b]
-        key_pos = (key_blocks[:, :, None] * b + torch.arange(b)).flatten(1)  # [n, c·b]
+        key_pos = (key_blocks[:, None, :] * b + torch.arange(b)[None, :, None]).flatten(1)  # [n, b·c]
         rule = pattern.token_rule(layout, query_pos, key_pos, heads, call.causal)
         token_mask = None
         if rule is not None or globals_.numel():
             if rule is None:
-                rule = torch.ones(len(heads), b, c * b, dtype=torch.bool)
+                rule = torch.ones(len(heads), b, b * c, dtype=torch.bool)
             rule = rule & ~is_global_key[key_pos][:, None, :]  # global keys come once, as extras
             extras = torch.ones(len(heads), b, globals_.numel(), dtype=torch.bool)
             if call.causal:
@@ -84,6 +88,12 @@ def _masked_kernel(kernel, q, k, v, mask, call):
     return out * has_key.to(out.dtype)
 
 
+def _token_major(x: torch.Tensor, num_blocks: int, block: int) -> torch.Tensor:
+    """[B, H, nb·b, D] → [B, b, H·nb, D]: the position within a block outermost, then (head, block)."""
+    B, H, _, D = x.shape
+    return x.view(B, H, num_blocks, block, D).permute(0, 3, 1, 2, 4).reshape(B, block, H * num_blocks, D)
+
+
 def run_gathered(call: AttentionCall, kernel: Kernel) -> torch.Tensor:
     """Compute `call` exactly with gathered key/value blocks and `kernel`; returns [B, H, Lp, Dv]."""
     q, k, v, kpm = call.q, call.k, call.v, call.key_padding_mask
@@ -93,28 +103,26 @@ def run_gathered(call: AttentionCall, kernel: Kernel) -> torch.Tensor:
     if bool(layout.global_rows.all()):  # full attention (short sequences, the Full pattern)
         return _dense_rows(q, k, v, kpm, torch.arange(Lp, device=device), call, kernel)
     global_blocks, groups = plan(call)
-    q_blocks = q.reshape(B, H * nb, b, -1)  # [B, H·nb, b, Dqk]
-    k_blocks = k.reshape(B, H * nb, b, -1)
-    v_blocks = v.reshape(B, H * nb, b, Dv)
+    q_t, k_t, v_t = (_token_major(x, nb, b) for x in (q, k, v))  # [B, b, H·nb, D]
     globals_ = call.global_tokens
     outputs, rows = [], []
     for group in groups:
         n, c = group.key_blocks.shape
-        index = group.key_blocks.to(device).flatten()
-        k_g = k_blocks.index_select(1, index).view(B, n, c * b, -1)  # [B, n, c·b, Dqk]
-        v_g = v_blocks.index_select(1, index).view(B, n, c * b, Dv)
+        index = group.key_blocks.t().to(device).flatten()  # slot-major: [c·n]
+        k_g = k_t.index_select(2, index).view(B, b * c, n, -1).transpose(1, 2)  # [B, n, b·c, Dqk]
+        v_g = v_t.index_select(2, index).view(B, b * c, n, Dv).transpose(1, 2)
         mask = None
         if globals_.numel():
             heads = (group.rows // nb).to(device)
             k_g = torch.cat([k_g, k[:, :, globals_].index_select(1, heads)], dim=2)
             v_g = torch.cat([v_g, v[:, :, globals_].index_select(1, heads)], dim=2)
         if group.token_mask is not None:
-            mask = group.token_mask.to(device)[None]  # [1, n, b, c·b + G]
+            mask = group.token_mask.to(device)[None]  # [1, n, b, b·c + G]
         if kpm is not None:
-            key_real = kpm.view(B, nb, b)[:, group.key_blocks.flatten() % nb].view(B, n, c * b)
+            key_real = kpm.view(B, nb, b)[:, group.key_blocks % nb].transpose(2, 3).reshape(B, n, b * c)
             key_real = torch.cat([key_real, kpm[:, globals_].unsqueeze(1).expand(B, n, -1)], dim=2)
             mask = key_real[:, :, None, :] if mask is None else mask & key_real[:, :, None, :]
-        q_g = q_blocks.index_select(1, group.rows.to(device))
+        q_g = q_t.index_select(2, group.rows.to(device)).transpose(1, 2)  # [B, n, b, Dqk]
         outputs.append(_masked_kernel(kernel, q_g, k_g, v_g, mask, call))
         rows.append(group.rows)
     if global_blocks.numel():
