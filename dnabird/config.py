@@ -33,14 +33,20 @@ def read_yaml(path: str | os.PathLike) -> dict:
     return data
 
 
+def reject_unknown_keys(cls: type, data: Mapping, where: str) -> None:
+    """Raise `ConfigError` naming `where`, the first key of `data` that is not a field of dataclass `cls`,
+    and the known keys."""
+    known = [f.name for f in dataclasses.fields(cls)]
+    for key in data:
+        if key not in known:
+            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(known)})")
+
+
 def build_config(cls: type, data: Mapping, where: str):
     """Instantiate dataclass `cls` from `data`, checking names and types; errors name `where` and the key."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: expected a mapping of keys, got {type(data).__name__}")
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    for key in data:
-        if key not in known:
-            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(known)})")
+    reject_unknown_keys(cls, data, where)
     hints = typing.get_type_hints(cls)
     values = {key: coerce(value, hints[key], f"{where}.{key}") for key, value in data.items()}
     try:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from dnabird.config import reject_unknown_keys
 from dnabird.errors import ConfigError, ParameterError
 from dnabird.io import write_text_atomic
 
@@ -113,11 +114,7 @@ class EncoderConfig:
         """Build a config from a mapping; unknown keys fail by name (`source` names the file)."""
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a mapping of encoder settings, got {type(data).__name__}")
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"{source}: unknown encoder config key(s) {unknown}; "
-                              f"known keys: {sorted(known)}")
+        reject_unknown_keys(cls, data, source)
         return cls(**data)
 
     def save(self, path: str | Path) -> None:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dnabird.config import reject_unknown_keys
 from dnabird.errors import CheckpointError, ConfigError
 from dnabird.io import write_text_atomic
 
@@ -87,10 +88,7 @@ class TaskSpec:
     def from_dict(cls, data: dict, *, source: str = "task.json") -> TaskSpec:
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a JSON object")
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"{source}: unknown task key(s) {unknown}; known keys: {sorted(known)}")
+        reject_unknown_keys(cls, data, source)
         missing = sorted(f.name for f in dataclasses.fields(cls)
                          if f.name not in data and f.default is dataclasses.MISSING
                          and f.default_factory is dataclasses.MISSING)
