@@ -54,17 +54,24 @@ _FIXED = {
 _TIED = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")
 
 
-def hf_name(name: str) -> str:
-    """The Hugging Face `BigBirdForPreTraining` state-dict key of a dnabird `PretrainingModel` key."""
+def map_name(name: str, *, layer_prefix: str, layer_names: dict, fixed: dict, bias: str) -> str | None:
+    """The Hugging Face key of dnabird key `name` under one architecture's tables (None if it has none)."""
     if name == "mlm.bias":
-        return "cls.predictions.bias"
+        return bias
     module, _, leaf = name.rpartition(".")
     match = re.fullmatch(r"encoder\.layers\.(\d+)\.(.+)", module)
-    if match and match.group(2) in LAYER_NAMES:
-        return f"bert.encoder.layer.{match.group(1)}.{LAYER_NAMES[match.group(2)]}.{leaf}"
-    if module in _FIXED:
-        return f"{_FIXED[module]}.{leaf}"
-    raise ConfigError(f"dnabird tensor {name!r} has no Hugging Face BigBird counterpart")
+    if match and match.group(2) in layer_names:
+        return f"{layer_prefix}.{match.group(1)}.{layer_names[match.group(2)]}.{leaf}"
+    return f"{fixed[module]}.{leaf}" if module in fixed else None
+
+
+def hf_name(name: str) -> str:
+    """The Hugging Face `BigBirdForPreTraining` state-dict key of a dnabird `PretrainingModel` key."""
+    mapped = map_name(name, layer_prefix="bert.encoder.layer", layer_names=LAYER_NAMES, fixed=_FIXED,
+                      bias="cls.predictions.bias")
+    if mapped is None:
+        raise ConfigError(f"dnabird tensor {name!r} has no Hugging Face BigBird counterpart")
+    return mapped
 
 
 def config_from_hf(hf: dict) -> EncoderConfig:

@@ -8,13 +8,11 @@ freshly initialised, as does the pooler when the source has none.
 
 from __future__ import annotations
 
-import re
-
 from dnabird.errors import ConfigError
 from dnabird.model.config import EncoderConfig
 from dnabird.model.heads import PretrainingModel
 from dnabird.model.hf import LAYER_NAMES as BIGBIRD_LAYER_NAMES
-from dnabird.model.hf import import_pretrained
+from dnabird.model.hf import import_pretrained, map_name
 
 _LAYER = {
     **BIGBIRD_LAYER_NAMES,
@@ -36,13 +34,8 @@ _TIED = ("lm_head.decoder.weight", "lm_head.decoder.bias")
 
 def longformer_name(name: str) -> str | None:
     """The Hugging Face `LongformerForMaskedLM` key of a dnabird key (None for the NSP head)."""
-    if name == "mlm.bias":
-        return "lm_head.bias"
-    module, _, leaf = name.rpartition(".")
-    match = re.fullmatch(r"encoder\.layers\.(\d+)\.(.+)", module)
-    if match and match.group(2) in _LAYER:
-        return f"longformer.encoder.layer.{match.group(1)}.{_LAYER[match.group(2)]}.{leaf}"
-    return f"{_FIXED[module]}.{leaf}" if module in _FIXED else None
+    return map_name(name, layer_prefix="longformer.encoder.layer", layer_names=_LAYER, fixed=_FIXED,
+                    bias="lm_head.bias")
 
 
 def config_from_longformer(hf: dict) -> EncoderConfig:
