@@ -7,6 +7,9 @@ import torch.nn.functional as F
 from dnabird.attention.backends.base import Backend
 from dnabird.attention.backends.gather import run_gathered
 
+# CPU only: chunks of gathered keys under glibc's largest recycled block (32 MiB) reuse heap pages
+CPU_CHUNK_BYTES = 30 * 2**20
+
 
 def sdpa_kernel(q, k, v, mask, scale, dropout_p):
     """Dense attention on gathered blocks; a bool mask is kept 4-D (3-D disables fast CPU kernels)."""
@@ -17,4 +20,4 @@ class SdpaBackend(Backend):
     name = "sdpa"
 
     def run(self, call):
-        return run_gathered(call, sdpa_kernel)
+        return run_gathered(call, sdpa_kernel, CPU_CHUNK_BYTES if call.q.device.type == "cpu" else None)
