@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,9 @@ from pathlib import Path
 import yaml
 
 from dnabird.errors import ConfigError
+
+# YAML 1.2's float literal: PyYAML (YAML 1.1) reads `1e-3`, without a dot, as a string
+YAML12_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 
 
 def read_yaml(path: str | os.PathLike) -> dict:
@@ -83,6 +87,8 @@ def coerce(value, kind, where: str):
     if kind is typing.Any:
         return value
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind is float and isinstance(value, str) and YAML12_FLOAT.fullmatch(value):
         return float(value)
     if kind is Path and isinstance(value, str):
         return Path(value)

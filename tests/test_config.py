@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dnabird.config import apply_overrides, build_config, parse_override, read_yaml
 from dnabird.errors import ConfigError
@@ -44,6 +45,14 @@ def test_malformed_override_is_rejected(bad):
         parse_override(bad)
 
 
+def test_exponent_floats_without_a_dot_are_floats():
+    """PyYAML reads `1e-3` (YAML 1.1) as a string; a float field takes it as 0.001, in files and overrides."""
+    data = apply_overrides(yaml.safe_load("rate: 3e-4"), ["rate=1e-3"], "f.yaml")
+    assert data["rate"] == "1e-3"  # what PyYAML hands over
+    assert build_config(Outer, data, "f.yaml").rate == 0.001
+    assert build_config(Outer, yaml.safe_load("rate: 3e-4"), "f.yaml").rate == 0.0003
+
+
 def test_build_config_checks_types_and_converts():
     config = build_config(Outer, {"rate": 1, "where": "a/b", "contigs": ["chr1"], "inner": {"size": 3}}, "f.yaml")
     assert config == Outer(rate=1.0, where=Path("a/b"), contigs=("chr1",), inner=Inner(3))
@@ -53,7 +62,9 @@ def test_build_config_checks_types_and_converts():
                           ({"sizes": [1, "2"]}, r"f.yaml.sizes\[1\]: expected int"),
                           ({"inner": {"sise": 2}}, "f.yaml.inner: unknown key 'sise'"),
                           ({"contigs": "chr1"}, "f.yaml.contigs"),
-                          ({"rate": True}, "expected float, got True")]:
+                          ({"rate": True}, "expected float, got True"),
+                          ({"rate": "fast"}, "expected float, got 'fast'"),
+                          ({"rate": "1e-3x"}, "expected float, got '1e-3x'")]:
         with pytest.raises(ConfigError, match=message):
             build_config(Outer, data, "f.yaml")
 
