@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 import torch
 
-from dnabird.pretraining.evaluate import _Tally, one_sentence_batch, token_bp_lengths, unigram_log_probs
+from dnabird.data.pretraining import CLS_ID, MASK_ID, SEP_ID
+from dnabird.pretraining.evaluate import (
+    _Tally,
+    evaluate_heldout,
+    one_sentence_batch,
+    token_bp_lengths,
+    unigram_log_probs,
+)
 
 
 def test_bits_per_base_by_hand():
@@ -41,3 +48,31 @@ def test_one_sentence_batch_keeps_each_sentence_and_its_masking():
     assert cut["input_ids"].tolist() == [[2, 4, 9, 3]]
     assert cut["mlm_labels"].tolist() == [[-100, 8, -100, -100]]
     assert cut["attention_mask"].all() and (cut["token_type_ids"] == 0).all()
+
+
+class _PeekingModel(torch.nn.Module):
+    """Puts all mass on the token the input shows (uniform over 8 ids where it shows [MASK])."""
+
+    def forward(self, input_ids, attention_mask, token_type_ids, mlm_labels=None, nsp_labels=None):
+        shown = input_ids[mlm_labels != -100]
+        logits = torch.full((len(shown), 8), -1e4)
+        logits[torch.arange(len(shown)), shown] = 0.0
+        logits[shown == MASK_ID] = 0.0
+        return SimpleNamespace(mlm_logits=logits, nsp_logits=torch.zeros(len(input_ids), 2))
+
+
+def test_at_mask_scores_only_positions_shown_as_mask():
+    # one example, positions 1-4 selected: shown as [MASK], [MASK], unchanged (6), random (7 for 5)
+    example = {"input_ids": np.array([CLS_ID, MASK_ID, MASK_ID, 6, 7, 5, SEP_ID]),
+               "mlm_labels": np.array([-100, 5, 6, 6, 5, -100, -100]),
+               "token_type_ids": np.zeros(7, int), "attention_mask": np.ones(7, bool),
+               "sentence_index": np.array([-1, 0, 0, 0, 0, 0, -1]), "nsp_label": 0}
+    examples = type("Examples", (), {"__getitem__": lambda self, i: example, "block_size": 7,
+                                     "mask_rate": 0.15, "max_length": 7})()
+    token_bp = np.array([0, 0, 0, 0, 0, 2, 2, 2])
+    report = evaluate_heldout(_PeekingModel(), examples, token_bp=token_bp, num_examples=1, one_sentence=False)
+    # [MASK] positions: uniform over 8 ids -> 3 bits each, 2 bp each; unchanged: 0 bits; random: ~1e4 nats
+    assert report["at_mask"]["model"]["masked_tokens"] == 2
+    assert report["at_mask"]["model"]["bits_per_base"] == pytest.approx(1.5)
+    assert report["model"]["masked_tokens"] == 4
+    assert report["model"]["bits_per_base"] > 1000  # the random replacement is scored in the full figure
