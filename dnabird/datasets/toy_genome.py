@@ -1,18 +1,30 @@
 """The toy "hg19" genome: chromosomes with N gaps, soft-masked repeat families, CpG depletion,
-CpG islands, promoters, transcription-factor motif sites and long-range coupled pairs.
+CpG islands, promoters, transcription-factor motif sites, long-range coupled pairs and recent tandem
+segmental duplications.
 
 Construction, per chromosome (0-based half-open coordinates throughout):
 1. reserve N gaps, then element loci (promoters with their islands, orphan islands, motif sites,
-   pair elements) so that nothing overlaps;
-2. draw background bases, fill the unreserved space with diverged copies of a few consensus repeats
-   (soft-masked), then deaminate most CpGs (C→T or G→A), which gives the genome-wide CpG depletion;
+   pair elements, then duplication clusters on every chromosome but chrM) so that nothing overlaps;
+2. draw background bases, fill the unreserved space and the duplication units with diverged copies of
+   a few consensus repeats (soft-masked), then deaminate most CpGs (C→T or G→A), which gives the
+   genome-wide CpG depletion;
 3. write islands (CpG-rich, not deaminated), promoter elements, motif sites and pair words over
-   their reserved loci, and N over the gaps.
+   their reserved loci, the copies of each duplication cluster, and N over the gaps.
 
 Long-range pairs: element A (anchor + one of `PAIR_WORDS` words) sits 2–6 kb upstream of element B
 (another anchor + the partner word); B's word is a fixed function of A's, neither word occurs
 anywhere else and pairs stay 1 kb apart, so B is predictable from the nearest A upstream but not
 from ~1 kb around B (a 1-in-`PAIR_WORDS` guess).
+
+Duplications: a cluster is a unit of `DUPLICATION_UNIT` bp followed by 1–3 copies of it, each after a
+short spacer (`DUPLICATION_SPACER`) and with exactly a fraction `DUPLICATION_DIVERGENCE` of its bases
+substituted (no indels): recent near-tandem segmental duplications. As in real ones, the unit is
+background with interspersed repeats, copied with it (soft-masked and listed like any repeat copy).
+Clusters cover about `DUPLICATION_COVERAGE` of each chromosome. Real hg19 has ~5 % segmental
+duplications and ~3 % tandem repeats, mostly older and more diverged; the toy exaggerates (more,
+recent, tandem) so that a model trained for minutes can show what context beyond one 500–1000 bp
+corpus sentence is worth: a base whose partner copy lies in a neighbouring sentence is nearly free
+given that context and a guess without it.
 """
 
 from __future__ import annotations
@@ -68,6 +80,9 @@ CORE_SPAN = (-200, 100)  # reserved around a promoter without island
 ORPHAN_ISLAND_LENGTH = (600, 1_200)
 PAIR_ANCHORS = ("GTCAGC", "CTGACG")
 PAIR_WORDS, PAIR_WORD_LENGTH = 8, 16
+DUPLICATION_COVERAGE = 0.15  # target share of each chromosome (chrM excepted) inside clusters
+DUPLICATION_UNIT, DUPLICATION_COPIES, DUPLICATION_SPACER = (300, 900), (1, 3), (0, 100)  # bp, count, bp
+DUPLICATION_DIVERGENCE = (0.01, 0.03)  # substituted fraction of each copy relative to its unit
 
 # name, consensus length, consensus GC, weight, divergence range, fraction of consensus kept (min)
 REPEAT_FAMILIES = (
@@ -134,6 +149,26 @@ class Pair:
         return self.a_start
 
 
+@dataclass(frozen=True)
+class Duplication:
+    """A tandem duplication cluster: the unit at `starts[0]` and its copies at `starts[1:]`, each
+    `unit` bp long with a fraction `divergence` of its bases substituted."""
+
+    name: str
+    chrom: str
+    starts: tuple[int, ...]
+    unit: int
+    divergence: float
+
+    @property
+    def start(self) -> int:
+        return self.starts[0]
+
+    @property
+    def end(self) -> int:
+        return self.starts[-1] + self.unit
+
+
 @dataclass
 class ToyGenome:
     """Sequences (codes 0..4 + soft-mask flags) and every annotation of the toy hg19 genome."""
@@ -146,6 +181,7 @@ class ToyGenome:
     promoters: list[Promoter]
     elements: list[Interval]  # promoter elements, motif sites and pair elements
     pairs: list[Pair]
+    duplications: list[Duplication]
     consensus: dict[str, np.ndarray]
     pair_words: tuple[list[str], list[str]]
 
@@ -329,16 +365,35 @@ class _ChromosomeBuilder:
             self.genome.pairs.append(Pair(f"PAIR_{len(self.genome.pairs) + 1}", self.name, a_start, b_start,
                                           int(self.rng.integers(PAIR_WORDS)), size))
 
+    def reserve_duplications(self) -> None:
+        """Duplication clusters, each a unit and its 1–3 copies in tandem, covering about
+        `DUPLICATION_COVERAGE` of the chromosome."""
+        mean_span = np.mean(DUPLICATION_UNIT) * (1 + np.mean(DUPLICATION_COPIES)) \
+            + np.mean(DUPLICATION_COPIES) * np.mean(DUPLICATION_SPACER)
+        for _ in range(self.count(DUPLICATION_COVERAGE * 1e6 / mean_span)):
+            unit = int(self.rng.integers(DUPLICATION_UNIT[0], DUPLICATION_UNIT[1] + 1))
+            copies = int(self.rng.integers(DUPLICATION_COPIES[0], DUPLICATION_COPIES[1] + 1))
+            spacers = self.rng.integers(DUPLICATION_SPACER[0], DUPLICATION_SPACER[1] + 1, size=copies)
+            offsets = np.concatenate(([0], np.cumsum(unit + spacers)))
+            start = self.space.place(self.rng, int(offsets[-1]) + unit, pad=100)
+            if start is not None:
+                self.genome.duplications.append(Duplication(
+                    f"DUP_{len(self.genome.duplications) + 1}", self.name, tuple((start + offsets).tolist()),
+                    unit, round(float(self.rng.uniform(*DUPLICATION_DIVERGENCE)), 3)))
+
     def synthesise(self) -> None:
         codes = _random_bases(self.rng, self.length, BACKGROUND_PROBS)
         masked = np.zeros(self.length, dtype=bool)
         for start, end in _runs(~self.space.taken):
             self._fill_repeats(codes, masked, start, end)
+        for dup in self._duplications():  # units carry repeats too; their copies get them in _duplicate
+            self._fill_repeats(codes, masked, dup.start, dup.start + dup.unit)
         _deaminate(codes, self.rng, DEAMINATION_RATE)
         for start, end, label in self.island_spans:
             codes[start:end] = _random_bases(self.rng, end - start, ISLAND_PROBS)
             self.genome.islands.append(Interval(self.name, start, end, "cpg_island", label))
         self._plant(codes)
+        self._duplicate(codes, masked)
         for gap in self.genome.gaps:
             if gap.chrom == self.name:
                 codes[gap.start:gap.end] = N
@@ -388,11 +443,30 @@ class _ChromosomeBuilder:
                 genome.elements.append(Interval(self.name, start, start + pair.length, role, pair.name))
 
 
+    def _duplications(self) -> list[Duplication]:
+        return [d for d in self.genome.duplications if d.chrom == self.name]
+
+    def _duplicate(self, codes: np.ndarray, masked: np.ndarray) -> None:
+        """Write each cluster's copies: its unit, repeats and soft mask included, with exactly
+        round(divergence × unit) bases substituted."""
+        for dup in self._duplications():
+            unit = slice(dup.start, dup.start + dup.unit)
+            repeats = [r for r in self.genome.repeats if r.chrom == self.name and unit.start <= r.start < unit.stop]
+            for start in dup.starts[1:]:
+                copy = codes[unit].copy()
+                hit = self.rng.choice(dup.unit, size=round(dup.divergence * dup.unit), replace=False)
+                copy[hit] = (copy[hit] + self.rng.integers(1, 4, size=len(hit))) % 4
+                codes[start:start + dup.unit], masked[start:start + dup.unit] = copy, masked[unit]
+                shift = start - dup.start
+                self.genome.repeats.extend(Interval(self.name, r.start + shift, r.end + shift, r.kind, r.name,
+                                                    r.strand) for r in repeats)
+
+
 def build_genome(rng: np.random.Generator, scale: float = 1.0) -> ToyGenome:
     """Synthesise the whole toy hg19 genome from `rng`."""
     words = _distinct_words(rng, 2 * PAIR_WORDS)
     genome = ToyGenome(codes={}, masked={}, gaps=[], repeats=[], islands=[], promoters=[], elements=[],
-                       pairs=[], consensus=_consensus(rng),
+                       pairs=[], duplications=[], consensus=_consensus(rng),
                        pair_words=([decode(w) for w in words[:PAIR_WORDS]],
                                    [decode(w) for w in words[PAIR_WORDS:]]))
     site_counters: dict[str, int] = {}
@@ -408,10 +482,11 @@ def build_genome(rng: np.random.Generator, scale: float = 1.0) -> ToyGenome:
             builder.reserve_orphan_islands()
             builder.reserve_sites(site_counters)
             builder.reserve_pairs()
+        builder.reserve_duplications()
         builder.synthesise()
-    order = list(genome.codes)
-    for items in (genome.elements, genome.islands, genome.pairs):
-        items.sort(key=lambda item: (order.index(item.chrom), item.start))
+    order = {chrom: rank for rank, chrom in enumerate(genome.codes)}
+    for items in (genome.elements, genome.islands, genome.pairs, genome.duplications, genome.repeats):
+        items.sort(key=lambda item: (order[item.chrom], item.start))
     return genome
 
 

@@ -143,6 +143,39 @@ def test_long_range_pairs_couple_b_to_a(toy, genome):
         assert upstream.rfind(nearest) >= 0 and rule[nearest].most_common(1)[0][0] == b_seq
 
 
+# --- tandem duplications -----------------------------------------------------------------------------
+
+def test_duplications_are_near_identical_tandem_copies_covering_about_15_percent(toy, genome):
+    clusters = read_table(toy["duplications"])
+    spans = {name: np.zeros(len(seq), bool) for name, seq in genome.items()}
+    for chrom, start, end, name, _, _, _, _, _, count, sizes, starts in clusters:
+        start, end, count = int(start), int(end), int(count)
+        divergence = float(name.split(":d")[1])
+        assert 0.01 <= divergence <= 0.03
+        sizes, starts = list(map(int, sizes.split(","))), list(map(int, starts.split(",")))
+        assert 2 <= count == len(sizes) == len(starts) <= 4 and len(set(sizes)) == 1
+        unit = sizes[0]
+        assert 300 <= unit <= 900 and starts[0] == 0 and start + starts[-1] + unit == end
+        assert all(0 <= b - a - unit <= 100 for a, b in zip(starts, starts[1:], strict=False))  # near-tandem
+        assert not spans[chrom][start:end].any()  # clusters never overlap
+        spans[chrom][start:end] = True
+        seq = genome[chrom]
+        first = seq[start:start + unit]
+        assert "N" not in first.upper()
+        for offset in starts[1:]:
+            copy = seq[start + offset:start + offset + unit]
+            assert [c.islower() for c in copy] == [c.islower() for c in first]  # repeats copied with the unit
+            mismatches = sum(a != b for a, b in zip(first.upper(), copy.upper(), strict=True))
+            assert abs(mismatches - divergence * unit) <= 0.5 + 1e-9  # exactly the stated share
+    called = {name: len(seq) - seq.upper().count("N") for name, seq in genome.items() if name != "chrM"}
+    assert not spans["chrM"].any()
+    assert 0.12 <= sum(spans[name].sum() for name in called) / sum(called.values()) <= 0.18
+    for held_out in ("chr8", "chr9"):  # the held-out chromosomes have them too
+        assert 0.08 <= spans[held_out].sum() / called[held_out] <= 0.25
+    planted = read_table(toy["elements"]) + read_table(toy["cpg_islands"])
+    assert not any(spans[chrom][int(start):int(end)].any() for chrom, start, end, *_ in planted)
+
+
 # --- promoters, chain and truth ----------------------------------------------------------------------
 
 def test_promoter_bed_is_epdnew_bed8(toy):
