@@ -442,7 +442,6 @@ class _ChromosomeBuilder:
                 codes[start:start + pair.length] = encode(anchor + word)
                 genome.elements.append(Interval(self.name, start, start + pair.length, role, pair.name))
 
-
     def _duplications(self) -> list[Duplication]:
         return [d for d in self.genome.duplications if d.chrom == self.name]
 
