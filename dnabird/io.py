@@ -1,7 +1,9 @@
 """Atomic file output: write beside the target, rename onto it only when complete.
 
 A reader never sees a half-written file under its final name, and an interrupted writer
-leaves nothing but (at most) nothing: the temporary file is removed on failure.
+leaves nothing but (at most) nothing: the temporary file is removed on failure. Each writer has its
+own temporary name, so two processes writing the same file (two runs sharing a data folder) never
+rename each other's temporary away: the last complete write wins.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -18,7 +21,7 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside `path`; rename it onto `path` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         yield temporary
         os.replace(temporary, path)

@@ -29,3 +29,15 @@ def test_text_and_json_helpers(tmp_path):
     write_json_atomic(tmp_path / "b.json", {"z": 1, "a": [1, 2]})
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "héllo"
     assert json.loads((tmp_path / "b.json").read_text()) == {"a": [1, 2], "z": 1}
+
+
+def test_two_writers_of_one_file_do_not_collide(tmp_path):
+    # interleaved like two processes sharing a data folder: the first to finish must not take the
+    # second's temporary file away (a shared temporary name fails the second rename)
+    target = tmp_path / "lock.json"
+    with atomic_output(target) as first, atomic_output(target) as second:
+        assert first != second
+        first.write_text("one")
+        second.write_text("two")
+    assert target.read_text() in {"one", "two"}
+    assert list(tmp_path.iterdir()) == [target]
