@@ -75,13 +75,16 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Patter
     - `seed` selects the pattern's random blocks; `random_blocks` [H, nb, r] overrides them.
     - `causal` restricts keys to positions ≤ the query (Full and Longformer patterns).
     - `global_qkv`: separate (q, k, v) used for the rows of global tokens (Longformer).
-    - `positional`: a hook `(q, k) -> (q, k)` applied first (e.g. stochastic positional encoding).
+    - `positional`: a hook `(q, k) -> (q, k)` applied first, to the global (q, k) too (e.g. rotary
+      positions, `dnabird.attention.positional`, or stochastic positional encoding).
     - `backend`: "auto", or one of `dnabird.attention.backends.BACKENDS`; a forced backend that
       cannot run this call raises `BackendUnavailableError` with its reasons.
     """
+    _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv)
     if positional is not None:
         q, k = positional(q, k)
-    _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv)
+        if global_qkv is not None:
+            global_qkv = (*positional(global_qkv[0], global_qkv[1]), global_qkv[2])
     if causal and not pattern.supports_causal():
         raise ParameterError("causal", causal, f"False for {type(pattern).__name__} (it has no causal form)")
     if not 0.0 <= dropout_p < 1.0:

@@ -14,7 +14,8 @@ from dnabird.errors import ConfigError, ParameterError
 from dnabird.io import write_text_atomic
 
 ACTIVATIONS = ("gelu", "gelu_new")
-POSITIONAL_SCHEMES = ("learned",)
+POSITIONAL_SCHEMES = ("learned", "rotary")
+INITS = ("bert", "fan_in")
 
 
 @dataclass
@@ -38,8 +39,20 @@ class EncoderConfig:
     base_seed: root of every layer's random-block seed.
     reseed_each_step: True draws a layer's random blocks from (base_seed, layer, step) in training;
         False keeps them fixed at seed base_seed + layer (Hugging Face's training behaviour).
-    positional: position scheme; "learned" absolute embeddings.
+    positional: position scheme: "learned" absolute embeddings added to the input (BERT, BigBird), or
+        "rotary": q and k rotated inside every attention call (RoFormer), no position table; the
+        score then depends on the relative offset only. `rotary_base` sets its slowest frequency.
+    pre_norm: False for BERT/BigBird's post-LN blocks, x = LN(x + f(x)); True for pre-LN blocks,
+        x = x + f(LN(x)), with a LayerNorm after the last layer. Hugging Face BigBird is post-LN only.
+    mlm_transform: True for BERT's masked-LM head (dense + activation + LayerNorm before the tied
+        decoder); False reads the logits off the last hidden state through the tied decoder directly.
+        A small model trained briefly learns context far faster without it: at initialisation the
+        transform is a random projection that hides the "tokens like my context" bias of tied weights.
     initializer_range: standard deviation of the normal weight initialisation.
+    init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird,
+        Hugging Face); "fan_in": the layers' linear maps as PyTorch's `nn.Linear` default, weights and
+        biases ~ U(±1/√fan_in), a scale that follows the width (std 0.05 at width 128, where BERT's 0.02
+        is tuned for 768), while embeddings and heads stay N(0, initializer_range).
     """
 
     vocab_size: int = 32000
@@ -63,7 +76,11 @@ class EncoderConfig:
     base_seed: int = 0
     reseed_each_step: bool = True
     positional: str = "learned"
+    rotary_base: float = 10000.0
+    pre_norm: bool = False
+    mlm_transform: bool = True
     initializer_range: float = 0.02
+    init: str = "bert"
 
     def __post_init__(self):
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
@@ -80,8 +97,15 @@ class EncoderConfig:
                 raise ParameterError(name, value, "a probability in [0, 1)")
         if self.activation not in ACTIVATIONS:
             raise ParameterError("activation", self.activation, f"one of {ACTIVATIONS}")
+        if self.init not in INITS:
+            raise ParameterError("init", self.init, f"one of {INITS}")
         if self.positional not in POSITIONAL_SCHEMES:
             raise ParameterError("positional", self.positional, f"one of {POSITIONAL_SCHEMES}")
+        if self.positional == "rotary" and self.head_size % 2:
+            raise ParameterError("hidden_size", self.hidden_size,
+                                 f"even per head for rotary positions (head size {self.head_size})")
+        if not self.rotary_base > 1.0:
+            raise ParameterError("rotary_base", self.rotary_base, "a number above 1")
         if not 0 <= self.pad_token_id < self.vocab_size:
             raise ParameterError("pad_token_id", self.pad_token_id,
                                  f"an id below vocab_size={self.vocab_size}")

@@ -1,4 +1,5 @@
-"""The encoder: embeddings → post-LN transformer layers whose self-attention calls `dnabird.attention`.
+"""The encoder: embeddings → transformer layers (post-LN as BERT/BigBird, or pre-LN) whose self-attention
+calls `dnabird.attention`, with learned absolute or rotary positions.
 
 Shapes: B batch, L tokens, H hidden, nh heads, hd head size (H = nh · hd).
 """
@@ -13,6 +14,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from dnabird.attention import Longformer, attention
+from dnabird.attention.positional import Rotary
 from dnabird.errors import ParameterError
 from dnabird.model.config import EncoderConfig
 
@@ -36,13 +38,14 @@ def activation(name: str):
 
 
 class Embeddings(nn.Module):
-    """Token + position + segment embeddings, LayerNorm and dropout (order set by the config)."""
+    """Token + segment (+ learned position) embeddings, LayerNorm and dropout (order set by the config)."""
 
     def __init__(self, config: EncoderConfig):
         super().__init__()
         self.config = config
         self.word = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
-        self.position = nn.Embedding(config.max_positions, config.hidden_size)
+        self.position = nn.Embedding(config.max_positions, config.hidden_size) \
+            if config.positional == "learned" else None
         self.segment = nn.Embedding(config.type_vocab_size, config.hidden_size)
         self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.dropout)
@@ -53,8 +56,9 @@ class Embeddings(nn.Module):
             raise ParameterError("input length", length,
                                  f"at most max_positions - position_offset = "
                                  f"{self.config.max_positions - offset}")
-        positions = torch.arange(offset, offset + length, device=input_ids.device)
-        x = self.word(input_ids) + self.segment(token_type_ids) + self.position(positions)  # [B, L, H]
+        x = self.word(input_ids) + self.segment(token_type_ids)  # [B, L, H]
+        if self.position is not None:
+            x = x + self.position(torch.arange(offset, offset + length, device=input_ids.device))
         if self.config.embedding_dropout_before_norm:
             return self.norm(self.dropout(x))
         return self.dropout(self.norm(x))
@@ -63,7 +67,8 @@ class Embeddings(nn.Module):
 class SelfAttention(nn.Module):
     """Q/K/V projections, the sparse attention call, and the output projection.
 
-    Longformer patterns add separate global Q/K/V projections, used for the global query rows.
+    Longformer patterns add separate global Q/K/V projections, used for the global query rows. With
+    rotary positions the attention call rotates q and k (the global ones too).
     """
 
     def __init__(self, config: EncoderConfig):
@@ -74,6 +79,8 @@ class SelfAttention(nn.Module):
         self.key = nn.Linear(hidden, hidden, bias=bias)
         self.value = nn.Linear(hidden, hidden, bias=bias)
         self.output = nn.Linear(hidden, hidden)
+        self.positional = Rotary(config.head_size, base=config.rotary_base, offset=config.position_offset) \
+            if config.positional == "rotary" else None
         self.has_global_projections = isinstance(config.pattern(), Longformer)
         if self.has_global_projections:
             self.global_query = nn.Linear(hidden, hidden, bias=bias)
@@ -93,13 +100,14 @@ class SelfAttention(nn.Module):
                                                                  self.global_value))
         dropout_p = self.config.attention_dropout if self.training else 0.0
         y = attention(q, k, v, pattern, key_padding_mask=mask, seed=seed, dropout_p=dropout_p,
-                      global_qkv=global_qkv)  # [B, nh, L, hd]
+                      global_qkv=global_qkv, positional=self.positional)  # [B, nh, L, hd]
         batch, _, length, _ = y.shape
         return self.output(y.transpose(1, 2).reshape(batch, length, self.config.hidden_size))
 
 
 class EncoderLayer(nn.Module):
-    """A post-LN BERT block: x = LN(x + attention(x)); x = LN(x + FFN(x))."""
+    """A BERT block, post-LN: x = LN(x + attention(x)); x = LN(x + FFN(x)); or with `pre_norm`:
+    x = x + attention(LN(x)); x = x + FFN(LN(x))."""
 
     def __init__(self, config: EncoderConfig):
         super().__init__()
@@ -110,14 +118,22 @@ class EncoderLayer(nn.Module):
         self.ffn_out = nn.Linear(config.intermediate_size, config.hidden_size)
         self.ffn_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.dropout)
+        self.pre_norm = config.pre_norm
+
+    def _ffn(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.ffn_out(self.activation(self.ffn_in(x))))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int) -> torch.Tensor:
+        if self.pre_norm:
+            x = x + self.dropout(self.attention(self.attention_norm(x), mask, pattern, seed))
+            return x + self._ffn(self.ffn_norm(x))
         x = self.attention_norm(x + self.dropout(self.attention(x, mask, pattern, seed)))
-        return self.ffn_norm(x + self.dropout(self.ffn_out(self.activation(self.ffn_in(x)))))
+        return self.ffn_norm(x + self._ffn(x))
 
 
 class Encoder(nn.Module):
-    """Embeddings and `num_layers` encoder layers, plus the [CLS] pooler (dense + tanh).
+    """Embeddings and `num_layers` encoder layers (pre-LN: then a final LayerNorm), plus the [CLS] pooler
+    (dense + tanh).
 
     Weights are initialised from `seed` alone (never the global RNG). Set `gradient_checkpointing`
     to recompute each layer's activations in the backward pass.
@@ -130,6 +146,8 @@ class Encoder(nn.Module):
         with torch.device("meta"):
             self.embeddings = Embeddings(config)
             self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.num_layers))
+            self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps) \
+                if config.pre_norm else None
             self.pooler = nn.Linear(config.hidden_size, config.hidden_size)
         materialise(self, seed)
 
@@ -166,7 +184,7 @@ class Encoder(nn.Module):
                 x = checkpoint(layer, x, mask, pattern, seed, use_reentrant=False)
             else:
                 x = layer(x, mask, pattern, seed)
-        return x
+        return x if self.final_norm is None else self.final_norm(x)
 
     def pool(self, hidden: torch.Tensor) -> torch.Tensor:
         """The pooled [CLS] vector [B, H]: tanh(dense(hidden[:, 0]))."""
@@ -178,8 +196,9 @@ def materialise(module: nn.Module, seed: int, std: float | None = None) -> None:
     """Allocate a module built on the meta device and initialise it BERT-style from `seed`.
 
     Linear and embedding weights ~ N(0, std) (default: the config's initializer_range), every other
-    parameter 0 except LayerNorm weights (1) and padding rows (0); Longformer global projections start
-    as copies of the local ones.
+    parameter 0 except LayerNorm weights (1) and padding rows (0); with the config's `init="fan_in"`
+    the encoder layers' linear weights and biases are then redrawn ~ U(±1/√fan_in). Longformer global
+    projections start as copies of the local ones.
     """
     module.to_empty(device="cpu")
     std = module.config.initializer_range if std is None else std
@@ -193,6 +212,13 @@ def materialise(module: nn.Module, seed: int, std: float | None = None) -> None:
                 sub.weight[sub.padding_idx].zero_()
         elif isinstance(sub, nn.LayerNorm):
             sub.weight.fill_(1.0)
+    if getattr(getattr(module, "config", None), "init", "bert") == "fan_in":
+        for layer in (sub for sub in module.modules() if isinstance(sub, EncoderLayer)):
+            for linear in (sub for sub in layer.modules() if isinstance(sub, nn.Linear)):
+                bound = linear.in_features ** -0.5
+                for param in (linear.weight, linear.bias):
+                    if param is not None:
+                        param.uniform_(-bound, bound, generator=generator)
     for sub in module.modules():
         if isinstance(sub, SelfAttention) and sub.has_global_projections:
             for local, global_ in ((sub.query, sub.global_query), (sub.key, sub.global_key),

@@ -21,19 +21,23 @@ IGNORE_INDEX = -100  # MLM label of positions that are not predicted
 
 
 class MLMHead(nn.Module):
-    """Transform (dense + activation + LayerNorm), then the decoder tied to the word embeddings, + bias."""
+    """Transform (dense + activation + LayerNorm; absent with `mlm_transform=False`), then the decoder tied
+    to the word embeddings, + bias."""
 
     def __init__(self, config: EncoderConfig):
         super().__init__()
         self.config = config
-        self.transform = nn.Linear(config.hidden_size, config.hidden_size)
-        self.activation = activation(config.activation)
-        self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        if config.mlm_transform:
+            self.transform = nn.Linear(config.hidden_size, config.hidden_size)
+            self.activation = activation(config.activation)
+            self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.bias = nn.Parameter(torch.empty(config.vocab_size))
 
     def forward(self, hidden: torch.Tensor, word_embeddings: torch.Tensor) -> torch.Tensor:
         """Logits [..., V] for hidden states [..., H]."""
-        return F.linear(self.norm(self.activation(self.transform(hidden))), word_embeddings, self.bias)
+        if self.config.mlm_transform:
+            hidden = self.norm(self.activation(self.transform(hidden)))
+        return F.linear(hidden, word_embeddings, self.bias)
 
 
 @dataclass

@@ -127,6 +127,86 @@ def test_longformer_layers_carry_global_projections():
         Encoder(small(), seed=0)(tokens, global_positions=(0,))
 
 
+@pytest.mark.parametrize("pre_norm", [False, True])
+def test_a_layer_with_full_attention_matches_torch_transformer_encoder_layer(pre_norm):
+    config = small(pre_norm=pre_norm, activation="gelu", layer_norm_eps=1e-5,
+                   attention={"type": "full", "num_heads": 2})
+    ours = Encoder(config, seed=3).layers[0].eval()
+    peer = torch.nn.TransformerEncoderLayer(32, 2, 64, dropout=0.0, activation="gelu", batch_first=True,
+                                            norm_first=pre_norm).eval()
+    with torch.no_grad():
+        for param in ours.parameters():  # not LayerNorm's 1 / 0: the peer must read every tensor
+            param.normal_(0, 0.3, generator=torch.Generator().manual_seed(param.numel()))
+        attn = ours.attention
+        peer.self_attn.in_proj_weight.copy_(torch.cat([attn.query.weight, attn.key.weight, attn.value.weight]))
+        peer.self_attn.in_proj_bias.copy_(torch.cat([attn.query.bias, attn.key.bias, attn.value.bias]))
+        for mine, theirs in ((attn.output, peer.self_attn.out_proj), (ours.ffn_in, peer.linear1),
+                             (ours.ffn_out, peer.linear2), (ours.attention_norm, peer.norm1),
+                             (ours.ffn_norm, peer.norm2)):
+            theirs.load_state_dict(mine.state_dict())
+        x = torch.randn(2, 48, 32, generator=torch.Generator().manual_seed(0))
+        expected = peer(x)
+        out = ours(x, None, config.pattern(), seed=0)
+    torch.testing.assert_close(out, expected, rtol=0, atol=1e-5)
+
+
+def test_pre_norm_encoder_ends_with_a_layer_norm():
+    encoder = Encoder(small(pre_norm=True), seed=0).eval()
+    with torch.no_grad():
+        hidden = encoder(ids(2, 64))
+    torch.testing.assert_close(hidden.mean(-1), torch.zeros(2, 64), rtol=0, atol=1e-5)
+    torch.testing.assert_close(hidden.var(-1, unbiased=False), torch.ones(2, 64), rtol=0, atol=1e-3)
+    assert Encoder(small(), seed=0).final_norm is None
+
+
+@pytest.mark.parametrize("positional", ["rotary", "learned"])
+def test_rotary_encoder_sees_relative_positions_only(positional):
+    def hidden(offset):
+        config = small(positional=positional, position_offset=offset, attention={"type": "full", "num_heads": 2})
+        with torch.no_grad():
+            return Encoder(config, seed=0).eval()(ids(2, 64))
+
+    moved = (hidden(0) - hidden(300)).abs().max()
+    if positional == "rotary":
+        assert moved < 1e-4  # the same tokens further along: nothing changes
+    else:
+        assert moved > 0.1  # learned absolute positions do change it (the test can fail)
+
+
+def test_rotary_encoder_has_no_position_table_and_no_hugging_face_form():
+    from dnabird.errors import ConfigError
+    from dnabird.model.hf import hf_config_dict
+
+    model = PretrainingModel(small(positional="rotary"), seed=0)
+    assert not [name for name in model.state_dict() if "position" in name]
+    for config in (small(positional="rotary"), small(pre_norm=True), small(mlm_transform=False)):
+        with pytest.raises(ConfigError, match="learned positions, post-LN blocks and an MLM transform"):
+            hf_config_dict(config)
+    with pytest.raises(ParameterError, match="positional"):
+        small(positional="alibi")
+
+
+def test_fan_in_init_scales_layer_linears_with_their_width():
+    config = small(hidden_size=128, num_heads=4, intermediate_size=512, init="fan_in",
+                   attention={"type": "full", "num_heads": 4})
+    model = PretrainingModel(config, seed=0)
+    layer = model.encoder.layers[0]
+    for linear, fan_in in ((layer.attention.query, 128), (layer.ffn_in, 128), (layer.ffn_out, 512)):
+        bound = fan_in ** -0.5  # U(-b, b): std b / sqrt(3)
+        for param in (linear.weight, linear.bias):
+            assert param.abs().max() <= bound
+        assert abs(linear.weight.std().item() - bound / 3 ** 0.5) < 0.05 * bound
+        assert linear.bias.abs().mean() > bound / 4  # not BERT's zero biases
+    embeddings = model.encoder.embeddings.word.weight[1:]  # row 0 is [PAD]
+    assert abs(embeddings.std().item() - config.initializer_range) < 0.002  # N(0, 0.02) as with "bert"
+    assert torch.equal(PretrainingModel(config, seed=0).encoder.layers[0].ffn_in.bias, layer.ffn_in.bias)
+    bert = PretrainingModel(small(hidden_size=128, num_heads=4, intermediate_size=512,
+                                  attention={"type": "full", "num_heads": 4}), seed=0).encoder.layers[0]
+    assert abs(bert.ffn_in.weight.std().item() - 0.02) < 0.001 and not bert.ffn_in.bias.any()
+    with pytest.raises(ParameterError, match="init"):
+        small(init="xavier")
+
+
 def test_inputs_longer_than_positions_fail_clearly():
     encoder = Encoder(small(max_positions=128), seed=0)
     with pytest.raises(ParameterError, match="input length=129"):

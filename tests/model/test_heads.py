@@ -55,6 +55,18 @@ def test_decoder_is_tied_to_word_embeddings():
     assert "mlm.decoder.weight" not in model.state_dict()
 
 
+def test_without_transform_the_logits_are_the_hidden_state_times_the_word_embeddings():
+    model = PretrainingModel(small(mlm_transform=False, pre_norm=True), seed=0).eval()
+    assert not [name for name in model.state_dict() if name.startswith("mlm.") and name != "mlm.bias"]
+    tokens, _ = batch()
+    with torch.no_grad():
+        model.mlm.bias.normal_(generator=torch.Generator().manual_seed(1))
+        hidden = model.encoder(tokens)
+        logits = model(tokens).mlm_logits
+    expected = torch.einsum("blh,vh->blv", hidden.double(), model.encoder.embeddings.word.weight.double())
+    torch.testing.assert_close(logits.double(), expected + model.mlm.bias.double(), rtol=0, atol=1e-5)
+
+
 def test_nsp_uses_pooled_cls():
     model = PretrainingModel(small(), seed=0).eval()
     tokens, _ = batch()
