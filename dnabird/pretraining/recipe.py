@@ -35,7 +35,8 @@ class PretrainConfig:
         (inside `dnabird run` it defaults to the pipeline's seed).
     eval_examples, eval_batch_size, eval_seed: the held-out evaluation after training (0 skips it).
     min_margin_bits: baseline ("unigram" or "one_sentence") -> bits per base the model must be below
-        it on the held-out data, or the run fails (after saving everything).
+        it on the held-out data at the positions shown as [MASK] (where the answer is not in the input),
+        or the run fails (after saving everything).
     train: the loop's `TrainConfig` (optimizer, schedule, batch, checkpoints, precision, out_dir).
     """
 
@@ -142,8 +143,9 @@ def _evaluate(model, config: PretrainConfig, tokenizer, device) -> dict:
     write_json_atomic(Path(config.train.out_dir) / "report.json", report)
     print(format_report(report))
     for baseline, required in config.min_margin_bits.items():
-        margin = report["margin_bits_per_base"][baseline]
+        margin = report["at_mask"]["margin_bits_per_base"][baseline]
         if margin < required:
-            raise DnabirdError(f"min_margin_bits: the model's held-out bits per base is {margin:+.3f} below "
-                               f"the {baseline} baseline, {required} required (report: {config.train.out_dir})")
+            raise DnabirdError(f"min_margin_bits: at the positions shown as [MASK], the model's held-out bits per "
+                               f"base is {margin:+.3f} below the {baseline} baseline, {required} required "
+                               f"(report: {config.train.out_dir})")
     return report

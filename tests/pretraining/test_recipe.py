@@ -69,6 +69,18 @@ def test_resume_with_a_changed_model_config_names_the_field(tmp_path, embedded_d
         pretrain(changed, resume=True)
 
 
+def test_a_missed_margin_fails_the_run_after_saving_everything(tmp_path, embedded_default):
+    from dnabird.errors import DnabirdError
+
+    config = load_config(_config_file(tmp_path, embedded_default), ["min_margin_bits={unigram: 5.0}"])
+    with pytest.raises(DnabirdError, match=r"shown as \[MASK\].* below the unigram baseline, 5.0 required"):
+        pretrain(config)
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    # the check reads the [MASK]-only margin: 2 steps of training are far from 5 bits/bp below unigram
+    assert report["at_mask"]["margin_bits_per_base"]["unigram"] < 5.0
+    assert (tmp_path / "run" / "model" / "model.safetensors").exists()
+
+
 def test_unknown_config_keys_fail_by_name(tmp_path, embedded_default):
     with pytest.raises(ConfigError, match="trian"):
         load_config(_config_file(tmp_path, embedded_default, trian="{}"))
