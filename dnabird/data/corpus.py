@@ -264,7 +264,8 @@ def _write_part(genome: Genome, chrom: str, pass_index: int, config: CorpusConfi
              "bp": 0, "skipped_too_many_n": 0, "skipped_too_many_n_bp": 0}
     with atomic_output(part) as temporary:
         with open(temporary, "wb") as raw, io.TextIOWrapper(
-                gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=1, mtime=0)) as handle:  # same bytes each run
+                gzip.GzipFile(part.name, mode="wb", compresslevel=1, fileobj=raw, mtime=0)) as handle:
+            # the header names the part, not the temporary file, and has no time: same bytes each run
             in_document = target = 0
             for first in range(0, len(starts), _FETCH_SENTENCES):
                 last = min(first + _FETCH_SENTENCES, len(starts)) - 1
