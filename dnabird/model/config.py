@@ -101,11 +101,10 @@ class EncoderConfig:
             raise ParameterError("init", self.init, f"one of {INITS}")
         if self.positional not in POSITIONAL_SCHEMES:
             raise ParameterError("positional", self.positional, f"one of {POSITIONAL_SCHEMES}")
-        if self.positional == "rotary" and self.head_size % 2:
-            raise ParameterError("hidden_size", self.hidden_size,
-                                 f"even per head for rotary positions (head size {self.head_size})")
-        if not self.rotary_base > 1.0:
-            raise ParameterError("rotary_base", self.rotary_base, "a number above 1")
+        if self.positional == "rotary":
+            from dnabird.attention.positional import Rotary
+
+            Rotary(self.head_size, base=self.rotary_base)  # validates its own parameters
         if not 0 <= self.pad_token_id < self.vocab_size:
             raise ParameterError("pad_token_id", self.pad_token_id,
                                  f"an id below vocab_size={self.vocab_size}")

@@ -212,8 +212,9 @@ def materialise(module: nn.Module, seed: int, std: float | None = None) -> None:
                 sub.weight[sub.padding_idx].zero_()
         elif isinstance(sub, nn.LayerNorm):
             sub.weight.fill_(1.0)
-    if getattr(getattr(module, "config", None), "init", "bert") == "fan_in":
-        for layer in (sub for sub in module.modules() if isinstance(sub, EncoderLayer)):
+    layers = [sub for sub in module.modules() if isinstance(sub, EncoderLayer)]
+    if layers and module.config.init == "fan_in":
+        for layer in layers:
             for linear in (sub for sub in layer.modules() if isinstance(sub, nn.Linear)):
                 bound = linear.in_features ** -0.5
                 for param in (linear.weight, linear.bias):

@@ -41,6 +41,10 @@ def test_invalid_values_are_named():
         tiny(num_heads=8, hidden_size=128)  # pattern still has 4 heads
     with pytest.raises(ParameterError, match="preset='huge'"):
         preset("huge")
+    with pytest.raises(ParameterError, match="head_size=33"):  # rotary pairs channels: 132 / 4 heads is odd
+        tiny(positional="rotary", hidden_size=132)
+    with pytest.raises(ParameterError, match="rotary base=1.0"):
+        tiny(positional="rotary", rotary_base=1.0)
 
 
 def test_malformed_yaml_names_file(tmp_path):
