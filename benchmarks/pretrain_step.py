@@ -29,7 +29,8 @@ def model_flops(config, batch: int, length: int, masked: int) -> float:
     block = config.attention.get("block_size", 64)
     pairs = int(pattern.layout(length // block, seed=0).block_mask().sum())       # over heads
     attention = 4 * pairs * block * block * d * batch * config.num_layers
-    head = 2 * (h * h * config.mlm_transform + h * config.vocab_size) * masked
+    transform = h * h if config.mlm_transform else 0
+    head = 2 * (transform + h * config.vocab_size) * masked
     return 3.0 * (dense + attention + head)
 
 
