@@ -162,7 +162,7 @@ def heldout_report(model: torch.nn.Module, tokenizer, heldout_shards, *, train_s
     `margin_bits_per_base`: per baseline, how far the model's bits per base is below it."""
     from dnabird.data.shards import ShardReader
 
-    block_size = model.config.attention.get("block_size", 64)
+    block_size = model.config.length_multiple
     examples = PretrainingExamples(ShardReader(heldout_shards), vocab_size=tokenizer.vocab_size,
                                    max_length=max_length, block_size=block_size, mask_rate=mask_rate, seed=seed)
     unigram = None if train_shards is None else unigram_log_probs(ShardReader(train_shards), tokenizer.vocab_size)
