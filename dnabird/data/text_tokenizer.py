@@ -1,0 +1,273 @@
+"""Text tokenizer: a sentencepiece model for natural language, the sibling of the DNA `Tokenizer`.
+
+Same method names as `dnabird.data.tokenizer.Tokenizer` (`train`, `load`, `save`, `encode`, `decode`,
+`offsets`, `encode_batch`, `vocab_size`, `id_to_piece`, `hash`) and the same special-id attributes
+(`pad_id`, `unk_id`, `cls_id`, `sep_id`, `mask_id`):
+
+- A model trained here has dnabird's fixed layout [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4, counted in
+  the vocabulary size. It normalises nothing and keeps every space, with byte fallback: any Unicode text
+  decodes back exactly (`decode(encode(text)) == text`).
+- An existing model (e.g. the `spiece.model` of `google/bigbird-roberta-base`: <pad>=0, <s>=1, </s>=2,
+  [CLS]=65, [SEP]=66, [MASK]=67, <unk>=100) keeps its own ids behind the same attribute names, found by
+  piece name (`SPECIAL_PIECES`, first match wins) or given explicitly with `special_pieces`.
+
+`offsets(text)` gives each token's character span in the original text (sentencepiece reports byte spans of
+the unnormalised input; pieces of one byte-fallback character share that character's span).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import sentencepiece as spm
+
+from dnabird.data.text import read_documents
+from dnabird.data.tokenizer import SPECIAL_TOKENS, reservoir_sample
+from dnabird.errors import InputFormatError, ParameterError
+from dnabird.io import atomic_output
+
+SPECIAL_NAMES = ("pad", "unk", "cls", "sep", "mask")
+# piece names tried for each special id of an imported model, in order (dnabird/BERT/ALBERT, then RoBERTa/T5)
+SPECIAL_PIECES = {
+    "pad": ("[PAD]", "<pad>"),
+    "unk": ("[UNK]", "<unk>"),
+    "cls": ("[CLS]", "<s>"),
+    "sep": ("[SEP]", "</s>"),
+    "mask": ("[MASK]", "<mask>"),
+}
+MODEL_TYPES = ("unigram", "bpe", "word", "char")
+_BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
+WORD_BOUNDARY = "\u2581"  # sentencepiece's ▁, a space in the text
+
+
+@dataclass(frozen=True)
+class TextTokenizerConfig:
+    """How a text tokenizer is trained on text files (`train_on_files`).
+
+    vocab_size: pieces including the 5 special tokens (and, with byte_fallback, the 256 byte pieces).
+    model_type: sentencepiece's "unigram" (BigBird, ALBERT), "bpe", "word" (whitespace-separated words:
+        one token per word) or "char".
+    byte_fallback: unseen characters become their UTF-8 bytes instead of [UNK], so every text round-trips.
+    sample_lines: lines (paragraphs) sampled into memory for training; seed: seed of the sample.
+    text_field: the JSONL field holding a document.
+    """
+
+    vocab_size: int = 32000
+    model_type: str = "unigram"
+    byte_fallback: bool = True
+    sample_lines: int = 1_000_000
+    seed: int = 0
+    text_field: str = "text"
+
+    def __post_init__(self):
+        if self.model_type not in MODEL_TYPES:
+            raise ParameterError("model_type", self.model_type, f"one of {MODEL_TYPES}")
+        minimum = len(SPECIAL_TOKENS) + (256 if self.byte_fallback else 0)
+        if self.vocab_size <= minimum:
+            raise ParameterError("vocab_size", self.vocab_size,
+                                 f"an integer > {minimum} (5 specials{' + 256 byte pieces' * self.byte_fallback})")
+        if self.sample_lines < 1:
+            raise ParameterError("sample_lines", self.sample_lines, "an integer >= 1")
+
+
+class TextTokenizer:
+    """A sentencepiece text model; `TextTokenizer.train(...)` builds one, `TextTokenizer.load(path)` reads any."""
+
+    def __init__(self, model_proto: bytes, *, path: str | os.PathLike | None = None,
+                 special_pieces: dict[str, str] | None = None):
+        self.path = Path(path) if path is not None else None
+        try:
+            self._sp = spm.SentencePieceProcessor(model_proto=model_proto)
+        except RuntimeError as err:
+            raise InputFormatError(f"not a sentencepiece model ({err})", path=path) from err
+        self.special_pieces = self._find_specials(dict(special_pieces or {}), path)
+        for name, piece in self.special_pieces.items():
+            setattr(self, f"{name}_id", self._sp.piece_to_id(piece))
+        self.special_ids = frozenset(getattr(self, f"{name}_id") for name in SPECIAL_NAMES) | frozenset(
+            i for i in range(self.vocab_size) if self._sp.is_control(i))
+        self.hash = hashlib.sha256(model_proto).hexdigest()
+
+    def _find_specials(self, given: dict[str, str], path) -> dict[str, str]:
+        unknown = sorted(set(given) - set(SPECIAL_NAMES))
+        if unknown:
+            raise ParameterError("special_pieces", given, f"keys among {SPECIAL_NAMES}")
+        found, missing = {}, []
+        for name in SPECIAL_NAMES:
+            candidates = (given[name],) if name in given else SPECIAL_PIECES[name]
+            piece = next((p for p in candidates if self._has_piece(p)), None)
+            if piece is None and name == "unk":
+                piece = self._sp.id_to_piece(self._sp.unk_id())
+            if piece is None:
+                missing.append(f"{name} (tried {', '.join(candidates)})")
+            found[name] = piece
+        if missing:
+            raise InputFormatError(f"the model has no piece for {'; '.join(missing)}: name them with "
+                                   "special_pieces={'cls': '<piece>', ...}", path=path)
+        return found
+
+    def _has_piece(self, piece: str) -> bool:
+        return self._sp.id_to_piece(self._sp.piece_to_id(piece)) == piece
+
+    def __getstate__(self) -> dict:
+        """Pickle by model bytes (e.g. into DataLoader workers)."""
+        return {"model_proto": self._sp.serialized_model_proto(), "path": self.path,
+                "special_pieces": self.special_pieces}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["model_proto"], path=state["path"], special_pieces=state["special_pieces"])
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, *, special_pieces: dict[str, str] | None = None) -> TextTokenizer:
+        """Read any sentencepiece `.model` file (one trained here, or e.g. a Hugging Face `spiece.model`)."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputFormatError("tokenizer model file not found", path=path)
+        return cls(path.read_bytes(), path=path, special_pieces=special_pieces)
+
+    @classmethod
+    def train(cls, lines: Iterable[str], path: str | os.PathLike, *,
+              vocab_size: int = TextTokenizerConfig.vocab_size,
+              model_type: str = TextTokenizerConfig.model_type,
+              byte_fallback: bool = TextTokenizerConfig.byte_fallback,
+              sample_size: int = TextTokenizerConfig.sample_lines, seed: int = 0,
+              num_threads: int | None = None) -> TextTokenizer:
+        """Train on a seeded reservoir sample of `lines` and write the model to `path` atomically.
+
+        `vocab_size` counts the 5 special tokens (and the 256 byte pieces with `byte_fallback`).
+        """
+        TextTokenizerConfig(vocab_size=vocab_size, model_type=model_type, byte_fallback=byte_fallback,
+                            sample_lines=sample_size)  # validates the settings
+        sample = reservoir_sample((line for line in lines if line.strip()), sample_size, seed)
+        if not sample:
+            raise ParameterError("lines", "an empty stream", "at least one non-blank training line")
+        model = io.BytesIO()
+        try:
+            spm.SentencePieceTrainer.train(
+                sentence_iterator=iter(sample), model_writer=model, model_type=model_type,
+                vocab_size=vocab_size, byte_fallback=byte_fallback,
+                pad_id=0, unk_id=1, bos_id=2, eos_id=3,
+                pad_piece="[PAD]", unk_piece="[UNK]", bos_piece="[CLS]", eos_piece="[SEP]",
+                control_symbols=["[MASK]"], character_coverage=1.0,
+                normalization_rule_name="identity", remove_extra_whitespaces=False,
+                max_sentence_length=1 << 20, input_sentence_size=0,
+                num_threads=num_threads or os.cpu_count() or 1, minloglevel=2,
+            )
+        except RuntimeError as err:
+            raise ParameterError("vocab_size", vocab_size,
+                                 f"a size the {len(sample)}-line sample supports ({err})") from err
+        tokenizer = cls(model.getvalue())
+        tokenizer.save(path)
+        return tokenizer
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the sentencepiece model to `path` (temp file + rename)."""
+        path = Path(path)
+        with atomic_output(path) as temporary:
+            temporary.write_bytes(self._sp.serialized_model_proto())
+        self.path = path
+        return path
+
+    @property
+    def vocab_size(self) -> int:
+        return self._sp.get_piece_size()
+
+    def id_to_piece(self, token_id: int) -> str:
+        return self._sp.id_to_piece(int(token_id))
+
+    def encode(self, texts: str | Sequence[str], *, num_threads: int = 1) -> list[int] | list[list[int]]:
+        """Token ids of one text (a list of ids) or of each of several (a list of lists)."""
+        if isinstance(texts, str):
+            return self._sp.encode(texts)
+        return self._sp.encode(list(texts), num_threads=num_threads)
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """The text spelled by `ids`; special tokens decode to nothing."""
+        return self._sp.decode([int(i) for i in ids if int(i) not in self.special_ids])
+
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        """Each token's 0-based half-open character span in `text` (a word-boundary piece that stands for
+        no character, such as the leading ▁, has an empty span)."""
+        pieces = self._sp.encode(text, out_type="proto").pieces
+        char_of_byte = np.zeros(len(text.encode("utf-8")) + 1, dtype=np.int64)  # byte offset -> char index
+        position = 0
+        for index, char in enumerate(text):
+            width = len(char.encode("utf-8"))
+            char_of_byte[position:position + width] = index
+            position += width
+        char_of_byte[position] = len(text)
+        spans, pending = [], 0
+        for piece in pieces:
+            if piece.begin == piece.end and _BYTE_PIECE.fullmatch(piece.piece):
+                pending += 1  # a leading byte of a multi-byte character: spans come with its last byte
+                continue
+            span = (int(char_of_byte[piece.begin]), int(char_of_byte[piece.end]))
+            spans += [span] * (pending + 1)
+            pending = 0
+        return spans
+
+    def char_lengths(self) -> np.ndarray:
+        """Characters each token id spells (int [vocab]): ▁ counts as a space; a byte piece counts 1 if it
+        starts a character (ASCII or a UTF-8 lead byte) and 0 if it continues one; special tokens 0."""
+        lengths = np.zeros(self.vocab_size, dtype=np.int64)
+        for token_id in range(self.vocab_size):
+            if token_id in self.special_ids or self._sp.is_unknown(token_id):
+                continue
+            piece = self._sp.id_to_piece(token_id)
+            byte = _BYTE_PIECE.fullmatch(piece) if self._sp.is_byte(token_id) else None
+            lengths[token_id] = (int(byte.group(1), 16) & 0xC0 != 0x80) if byte else len(piece)
+        return lengths
+
+    def encode_batch(self, texts: Sequence[str], *, block_size: int = 64, length: int | None = None,
+                     add_special_tokens: bool = True, truncate: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """`[CLS] text [SEP]` per text, padded with [PAD] to a multiple of `block_size`.
+
+        Returns `(ids, attention_mask)`, int64 and bool arrays of shape [batch, length]; the mask is True
+        where a token is real. `length` fixes the padded length (a block multiple); a longer text is an
+        error unless `truncate`, which keeps its first tokens (and the final [SEP]).
+        """
+        if block_size < 1:
+            raise ParameterError("block_size", block_size, "an integer >= 1")
+        if length is not None and (length < 1 or length % block_size):
+            raise ParameterError("length", length, f"a positive multiple of block_size={block_size}")
+        encoded = self.encode(list(texts))
+        extra = 2 if add_special_tokens else 0
+        if truncate and length is not None:
+            encoded = [ids[: length - extra] for ids in encoded]
+        if add_special_tokens:
+            encoded = [[self.cls_id, *ids, self.sep_id] for ids in encoded]
+        longest = max((len(ids) for ids in encoded), default=0)
+        if length is None:
+            length = max(block_size, -(-longest // block_size) * block_size)
+        elif length < longest:
+            raise ParameterError("length", length, f">= the longest encoded text ({longest} tokens), or truncate")
+        ids = np.full((len(encoded), length), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(encoded), length), dtype=bool)
+        for row, tokens in enumerate(encoded):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = True
+        return ids, mask
+
+
+def train_on_files(paths, out: str | os.PathLike, config: TextTokenizerConfig | None = None) -> TextTokenizer:
+    """Train a text tokenizer on the lines of the documents in `paths` (plain text or JSONL, see
+    `dnabird.data.text`)."""
+    config = config or TextTokenizerConfig()
+    lines = (line for document in read_documents(paths, text_field=config.text_field)
+             for line in document.split("\n"))
+    return TextTokenizer.train(lines, out, vocab_size=config.vocab_size, model_type=config.model_type,
+                               byte_fallback=config.byte_fallback, sample_size=config.sample_lines,
+                               seed=config.seed)
+
+
+def tokenizer_report(tokenizer: TextTokenizer, config: TextTokenizerConfig) -> dict:
+    """What `train_on_files` made: settings, vocabulary size, hash and special ids."""
+    return {"config": dataclasses.asdict(config), "vocab_size": tokenizer.vocab_size, "tokenizer_hash": tokenizer.hash,
+            "special_ids": {name: getattr(tokenizer, f"{name}_id") for name in SPECIAL_NAMES}}
