@@ -32,7 +32,8 @@ class AttentionCall:
     key_padding_mask: torch.Tensor | None  # bool [B, Lp], True = real token; None = all real
     pattern: Pattern
     layout: BlockLayout
-    global_tokens: torch.Tensor  # long [G]: token-level global positions (Longformer)
+    global_tokens: torch.Tensor  # long [G]: token-level global positions (Longformer), over the whole batch
+    global_token_mask: torch.Tensor | None  # bool [B, G]: which of them are global in each example; None = all
     causal: bool
     scale: float
     dropout_p: float
@@ -62,10 +63,31 @@ def _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv) -> None:
         raise ParameterError("global_qkv", "tensors of other shapes", "(q, k, v) shaped like the local ones")
 
 
+def _global_tokens(pattern: Pattern, length: int, global_mask: torch.Tensor | None, batch: int,
+                   device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The global tokens of a call (long [G], over the batch) and, when examples differ, which of them are
+    global in each example (bool [B, G])."""
+    shared = pattern.global_tokens(length).to(device)
+    if global_mask is None:
+        return shared, None
+    if not pattern.supports_global_tokens():
+        raise ParameterError("global_mask", "a tensor", f"None for a {type(pattern).__name__} pattern "
+                             "(its global attention is positional; Longformer takes global tokens)")
+    if global_mask.shape != (batch, length) or global_mask.dtype != torch.bool:
+        raise ParameterError("global_mask", f"{global_mask.dtype} {tuple(global_mask.shape)}",
+                             f"a bool tensor of shape ({batch}, {length}), True at each example's global tokens")
+    per_example = global_mask.clone()
+    per_example[:, shared] = True
+    tokens = per_example.any(0).nonzero().flatten()
+    token_mask = per_example[:, tokens]
+    return tokens, None if bool(token_mask.all()) else token_mask
+
+
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Pattern, *,
               key_padding_mask: torch.Tensor | None = None, seed: int = 0, backend: str = "auto",
               causal: bool = False, scale: float | None = None, dropout_p: float = 0.0,
               global_qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+              global_mask: torch.Tensor | None = None,
               positional: Positional | None = None,
               random_blocks: torch.Tensor | None = None) -> torch.Tensor:
     """Attention of `q` over `k`, `v` restricted to `pattern`; returns [batch, heads, length, d_v].
@@ -75,6 +97,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Patter
     - `seed` selects the pattern's random blocks; `random_blocks` [H, nb, r] overrides them.
     - `causal` restricts keys to positions ≤ the query (Full and Longformer patterns).
     - `global_qkv`: separate (q, k, v) used for the rows of global tokens (Longformer).
+    - `global_mask`: bool [batch, length], each example's own global tokens (e.g. a question's tokens),
+      in addition to the pattern's `global_positions`; patterns with token-level globals only (Longformer).
     - `positional`: a hook `(q, k) -> (q, k)` applied first, to the global (q, k) too (e.g. rotary
       positions, `dnabird.attention.positional`, or stochastic positional encoding).
     - `backend`: "auto", or one of `dnabird.attention.backends.BACKENDS`; a forced backend that
@@ -97,10 +121,11 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Patter
         key_padding_mask = torch.ones(batch, length, dtype=torch.bool, device=q.device)
     if key_padding_mask is not None:
         key_padding_mask = F.pad(key_padding_mask, (0, extra), value=False)
+    global_tokens, global_token_mask = _global_tokens(pattern, length, global_mask, batch, q.device)
     call = AttentionCall(
         q=_pad(q, extra), k=_pad(k, extra), v=_pad(v, extra), key_padding_mask=key_padding_mask,
         pattern=pattern, layout=pattern.layout(num_blocks, seed, random_blocks),
-        global_tokens=pattern.global_tokens(length).to(q.device), causal=causal,
+        global_tokens=global_tokens, global_token_mask=global_token_mask, causal=causal,
         scale=scale if scale is not None else q.shape[-1] ** -0.5, dropout_p=dropout_p,
         global_qkv=None if global_qkv is None else tuple(_pad(t, extra) for t in global_qkv),
     )

@@ -97,8 +97,14 @@ class Pattern:
     def supports_causal(self) -> bool:
         return False
 
-    def mask_from_layout(self, layout: BlockLayout, causal: bool = False) -> torch.Tensor:
-        """bool [H, Lp, Lp] token mask at the padded length of `layout`."""
+    def supports_global_tokens(self) -> bool:
+        """Whether single tokens can be made global per call (`attention(..., global_mask=...)`)."""
+        return False
+
+    def mask_from_layout(self, layout: BlockLayout, causal: bool = False,
+                         global_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """bool [H, Lp, Lp] token mask at the padded length of `layout`; with `global_mask` (bool [B, Lp],
+        each example's global tokens, replacing the pattern's) a mask per example, bool [B, H, Lp, Lp]."""
         b, nb = layout.block_size, layout.num_blocks
         length = b * nb
         mask = layout.block_mask().repeat_interleave(b, 1).repeat_interleave(b, 2)
@@ -110,13 +116,14 @@ class Pattern:
         if rule is not None:
             local = rule.view(layout.num_heads, length, length)
             mask = torch.where(layout.global_rows.repeat_interleave(b)[None, :, None], mask, mask & local)
-        globals_ = self.global_tokens(length)
-        if globals_.numel():
-            mask[:, globals_, :] = True
-            mask[:, :, globals_] = True
+        is_global = global_mask
+        if is_global is None:
+            is_global = torch.zeros(1, length, dtype=torch.bool)
+            is_global[:, self.global_tokens(length)] = True
+        mask = mask.to(is_global.device)[None] | is_global[:, None, :, None] | is_global[:, None, None, :]
         if causal:
-            mask &= torch.ones(length, length, dtype=torch.bool).tril()
-        return mask
+            mask &= torch.ones(length, length, dtype=torch.bool, device=mask.device).tril()
+        return mask if global_mask is not None else mask[0]  # [B, H, Lp, Lp] or [H, Lp, Lp]
 
     def dense_mask(self, length: int, seed: int = 0, *, causal: bool = False,
                    random_blocks: torch.Tensor | None = None) -> torch.Tensor:
@@ -284,6 +291,9 @@ class Longformer(Pattern):
             raise ParameterError("global_positions", self.global_positions, "non-negative token positions")
 
     def supports_causal(self) -> bool:
+        return True
+
+    def supports_global_tokens(self) -> bool:
         return True
 
     def head_dilations(self) -> torch.Tensor:

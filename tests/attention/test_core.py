@@ -182,3 +182,76 @@ def test_dropout_keeps_expectation_and_is_off_at_zero():
     noisy = torch.stack([attention(q, k, v, pattern, dropout_p=0.3) for _ in range(300)]).mean(0)
     assert not torch.equal(attention(q, k, v, pattern, dropout_p=0.3), clean)
     assert (noisy - clean).abs().mean() < 0.05
+
+
+PER_EXAMPLE_GLOBALS = [(0, 5, 6, 7, 90), (0,), (0, 33, 34, 140)]  # example 3's 140 is padding (length 150)
+
+
+def alone_reference(q, k, v, kpm, gqkv, positions, causal):
+    """Each example attended alone with a pattern whose shared global positions are that example's, by the
+    dense reference; global rows from the global projections."""
+    rows = []
+    for index, own in enumerate(positions):
+        pattern = Longformer(3, window=10, dilation=(1, 2, 1), global_positions=own, block_size=16)
+        mask = pattern.dense_mask(q.shape[2], causal=causal)
+        one = [t[index:index + 1] for t in (q, k, v)]
+        out = reference(*one, mask, kpm[index:index + 1])
+        out[:, :, list(own)] = reference(*(t[index:index + 1] for t in gqkv), mask,
+                                         kpm[index:index + 1])[:, :, list(own)]
+        rows.append(out)
+    return torch.cat(rows)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("backend", CPU_BACKENDS + ["dense"])
+def test_per_example_global_tokens_equal_a_batch_of_one(backend, causal):
+    q, k, v, kpm = inputs(150, batch=3)
+    gqkv = tuple(t * 0.7 + 0.3 for t in (q, k, v))
+    global_mask = torch.zeros(3, 150, dtype=torch.bool)
+    for index, own in enumerate(PER_EXAMPLE_GLOBALS):
+        global_mask[index, [p for p in own if p != 0]] = True
+    pattern = Longformer(3, window=10, dilation=(1, 2, 1), global_positions=(0,), block_size=16)  # 0: shared
+    out = attention(q, k, v, pattern, key_padding_mask=kpm, causal=causal, global_qkv=gqkv,
+                    global_mask=global_mask, backend=backend)
+    expected = alone_reference(q, k, v, kpm, gqkv, PER_EXAMPLE_GLOBALS, causal)
+    assert (out - expected).abs().max() <= 1e-5
+    # the same tokens global in every example take the shared path and agree with it
+    same = torch.zeros(3, 150, dtype=torch.bool)
+    same[:, [5, 90]] = True
+    shared = Longformer(3, window=10, dilation=(1, 2, 1), global_positions=(0, 5, 90), block_size=16)
+    assert (attention(q, k, v, pattern, key_padding_mask=kpm, global_qkv=gqkv, global_mask=same, backend=backend)
+            - attention(q, k, v, shared, key_padding_mask=kpm, global_qkv=gqkv, backend=backend)).abs().max() <= 1e-6
+
+
+def test_per_example_global_gradients_match_dense_backend():
+    global_mask = torch.zeros(2, 176, dtype=torch.bool)
+    global_mask[0, [3, 4, 100]] = True
+    global_mask[1, [50]] = True
+    pattern = Longformer(3, window=12, dilation=(1, 1, 2), block_size=16)
+    grads = {}
+    for backend in ("sdpa", "dense"):
+        q, k, v, kpm = inputs(176, seed=3)
+        gqkv = tuple((t * 0.5).requires_grad_(True) for t in (q, k, v))
+        for t in (q, k, v):
+            t.requires_grad_(True)
+        out = attention(q, k, v, pattern, key_padding_mask=kpm, global_qkv=gqkv, global_mask=global_mask,
+                        backend=backend)
+        (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+        grads[backend] = [t.grad for t in (q, k, v, *gqkv)]
+    for got, want in zip(grads["sdpa"], grads["dense"], strict=True):
+        assert (got - want).abs().max() <= 1e-5
+
+
+def test_per_example_globals_are_refused_where_they_do_not_apply():
+    q, k, v, _ = inputs(64)
+    with pytest.raises(ParameterError, match="global_mask"):
+        attention(q, k, v, PATTERNS["itc"], global_mask=torch.ones(2, 64, dtype=torch.bool))
+    longformer = Longformer(3, window=16, block_size=16)
+    with pytest.raises(ParameterError, match=r"global_mask.*\(2, 64\)"):
+        attention(q, k, v, longformer, global_mask=torch.ones(2, 60, dtype=torch.bool))
+    from dnabird.errors import BackendUnavailableError
+
+    global_mask = torch.zeros(2, 64, dtype=torch.bool)
+    global_mask[0, 3] = True
+    with pytest.raises(BackendUnavailableError, match="per-example global tokens"), torch.no_grad():
+        attention(q, k, v, longformer, global_mask=global_mask, backend="flex")

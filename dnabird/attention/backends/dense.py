@@ -24,14 +24,20 @@ class DenseBackend(Backend):
     name = "dense"
 
     def run(self, call):
-        mask = call.pattern.mask_from_layout(call.layout, call.causal).to(call.q.device)[None]  # [1, H, Lp, Lp]
+        rows = call.global_tokens
+        per_example = call.global_token_mask is not None
+        is_global = torch.zeros(call.q.shape[0] if per_example else 1, call.padded_length, dtype=torch.bool,
+                                device=call.q.device)
+        is_global[:, rows] = call.global_token_mask if per_example else True
+        mask = call.pattern.mask_from_layout(call.layout, call.causal, is_global)  # [B|1, H, Lp, Lp]
         if call.key_padding_mask is not None:
             mask = mask & call.key_padding_mask[:, None, None, :]
         out = masked_softmax_attention(call.q, call.k, call.v, mask, call.scale, call.dropout_p)
-        if call.global_qkv is not None and call.global_tokens.numel():
+        if call.global_qkv is not None and rows.numel():
             gq, gk, gv = call.global_qkv
-            rows = call.global_tokens
             out_global = masked_softmax_attention(gq[:, :, rows], gk, gv, mask[:, :, rows], call.scale,
                                                   call.dropout_p)
+            if call.global_token_mask is not None:  # the global projections serve global rows only
+                out_global = torch.where(call.global_token_mask[:, None, :, None], out_global, out[:, :, rows])
             out = out.index_copy(2, rows, out_global)
         return out

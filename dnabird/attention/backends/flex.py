@@ -174,6 +174,8 @@ class FlexBackend(Backend):
         reasons = []
         if call.dropout_p:
             reasons.append(f"FlexAttention has no attention dropout (dropout_p={call.dropout_p})")
+        if call.global_token_mask is not None:
+            reasons.append("per-example global tokens (global_mask) are not implemented for FlexAttention")
         if call.q.device.type == "cuda" and not call.layout.global_rows.all() \
                 and call.layout.block_size % CUDA_TILE_MULTIPLE:
             reasons.append(f"FlexAttention on CUDA needs a block size that is a multiple of {CUDA_TILE_MULTIPLE} "

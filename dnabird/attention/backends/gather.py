@@ -35,6 +35,8 @@ class Group:
     rows: torch.Tensor  # long [n]
     key_blocks: torch.Tensor  # long [n, c], flat index head·nb + block
     token_mask: torch.Tensor | None  # bool [n, b, b·c + G] pattern rule incl. global-token keys
+    local_extras: torch.Tensor | None = None  # bool [n, b, G]: global-token keys under the local rule, used
+    # in examples where that token is not global (per-example global tokens only)
 
 # Gathered keys are ordered token-major, (token within block, key block): position t·c + slot. Order within a
 # softmax is irrelevant, and this order lets the gathered tensors sit in the [B, keys, rows, D] memory layout
@@ -62,12 +64,18 @@ def plan(call: AttentionCall) -> tuple[torch.Tensor, list[Group]]:
         if rule is not None or globals_.numel():
             if rule is None:
                 rule = torch.ones(len(heads), b, b * c, dtype=torch.bool)
+            local = rule
             rule = rule & ~is_global_key[key_pos][:, None, :]  # global keys come once, as extras
             extras = torch.ones(len(heads), b, globals_.numel(), dtype=torch.bool)
             if call.causal:
                 extras = globals_[None, None, :] <= query_pos[:, :, None]
             token_mask = torch.cat([rule, extras], dim=2)
-        groups.append(Group(heads * nb + blocks, heads[:, None] * nb + key_blocks, token_mask))
+        local_extras = None
+        if call.global_token_mask is not None:  # where a global token is local: the rule at its key position
+            present = key_blocks[:, None, :] == (globals_ // b)[None, :, None]  # [n, G, c]
+            index = (globals_ % b)[None, :] * c + present.to(torch.int8).argmax(-1)  # [n, G], token-major
+            local_extras = local.gather(2, index[:, None, :].expand(-1, b, -1)) & present.any(-1)[:, None, :]
+        groups.append(Group(heads * nb + blocks, heads[:, None] * nb + key_blocks, token_mask, local_extras))
     return layout.global_rows.nonzero().flatten(), groups
 
 
@@ -111,7 +119,8 @@ def _chunks(groups: list[Group], bytes_per_key_block: int, max_chunk_bytes: int 
         size = -(-n // pieces)  # even chunks: 700 rows under a 240 cap → 3 × 234, not 240 + 240 + 220
         for s in range(0, n, size):
             mask = None if group.token_mask is None else group.token_mask[s:s + size]
-            chunked.append(Group(group.rows[s:s + size], group.key_blocks[s:s + size], mask))
+            extras = None if group.local_extras is None else group.local_extras[s:s + size]
+            chunked.append(Group(group.rows[s:s + size], group.key_blocks[s:s + size], mask, extras))
     return chunked
 
 
@@ -143,6 +152,11 @@ def run_gathered(call: AttentionCall, kernel: Kernel, max_chunk_bytes: int | Non
             v_g = torch.cat([v_g, v[:, :, globals_].index_select(1, heads)], dim=2)
         if group.token_mask is not None:
             mask = group.token_mask.to(device)[None]  # [1, n, b, b·c + G]
+        if group.local_extras is not None:  # per example: a global-token key is global, or local
+            g = globals_.numel()
+            extras = torch.where(call.global_token_mask[:, None, None, :], mask[..., -g:],
+                                 group.local_extras.to(device)[None])  # [B, n, b, G]
+            mask = torch.cat([mask[..., :-g].expand(B, -1, -1, -1), extras], dim=3)
         if kpm is not None:
             key_real = kpm.view(B, nb, b)[:, group.key_blocks % nb].transpose(2, 3).reshape(B, n, b * c)
             key_real = torch.cat([key_real, kpm[:, globals_].unsqueeze(1).expand(B, n, -1)], dim=2)
@@ -161,5 +175,7 @@ def run_gathered(call: AttentionCall, kernel: Kernel, max_chunk_bytes: int | Non
     if globals_.numel():
         gq, gk, gv = call.global_qkv if call.global_qkv is not None else (q, k, v)
         out_tokens = _dense_rows(gq[:, :, globals_], gk, gv, kpm, globals_, call, kernel)
+        if call.global_token_mask is not None:  # examples where a token is not global keep its local row
+            out_tokens = torch.where(call.global_token_mask[:, None, :, None], out_tokens, out[:, :, globals_])
         out = out.index_copy(2, globals_, out_tokens)
     return out
