@@ -9,14 +9,22 @@ from dnabird.model.checkpoint import (
 )
 from dnabird.model.config import PRESETS, EncoderConfig, bigbird_base, preset, tiny
 from dnabird.model.encoder import Encoder, layer_seed
-from dnabird.model.heads import IGNORE_INDEX, PretrainingModel, SequenceClassifier
+from dnabird.model.heads import (
+    IGNORE_INDEX,
+    CausalLanguageModel,
+    PretrainingModel,
+    SequenceClassifier,
+    SpanExtractor,
+    model_for_task,
+)
 from dnabird.model.hf import from_hf_bigbird, to_hf_bigbird
 from dnabird.model.hf_longformer import from_hf_longformer
+from dnabird.model.hf_roberta import from_hf_roberta
 from dnabird.model.task_spec import TaskSpec
 
 __all__ = [
-    "IGNORE_INDEX", "PRESETS", "Encoder", "EncoderConfig", "LoadReport", "PretrainingModel",
-    "SequenceClassifier", "TaskSpec", "bigbird_base", "from_hf_bigbird", "from_hf_longformer", "layer_seed",
-    "load_checkpoint",
-    "load_encoder_for_finetuning", "preset", "read_config", "save_checkpoint", "tiny", "to_hf_bigbird",
+    "IGNORE_INDEX", "PRESETS", "CausalLanguageModel", "Encoder", "EncoderConfig", "LoadReport", "PretrainingModel",
+    "SequenceClassifier", "SpanExtractor", "TaskSpec", "bigbird_base", "from_hf_bigbird", "from_hf_longformer",
+    "from_hf_roberta", "layer_seed", "load_checkpoint", "load_encoder_for_finetuning", "model_for_task", "preset",
+    "read_config", "save_checkpoint", "tiny", "to_hf_bigbird",
 ]

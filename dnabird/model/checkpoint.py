@@ -124,28 +124,34 @@ def load_weights(model: torch.nn.Module, tensors: dict[str, torch.Tensor], *, so
 
 
 def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
-    """The model in `directory`: a `SequenceClassifier` if it has a task.json, else a `PretrainingModel`."""
-    from dnabird.model.heads import PretrainingModel, SequenceClassifier
+    """The model in `directory`: its task's model if it has a task.json (`model_for_task`), else a
+    `CausalLanguageModel` for a causal config, else a `PretrainingModel` (with NSP if the weights have it)."""
+    from dnabird.model.heads import CausalLanguageModel, PretrainingModel, model_for_task
 
-    config, task = read_config(directory), read_task(directory)
-    model = (SequenceClassifier(config, task.num_outputs, problem=task.problem) if task
-             else PretrainingModel(config))
-    load_weights(model, read_tensors(directory), source=str(Path(directory) / WEIGHTS_FILE))
+    config, task, tensors = read_config(directory), read_task(directory), read_tensors(directory)
+    if task is not None:
+        model = model_for_task(config, task)
+    elif config.causal:
+        model = CausalLanguageModel(config)
+    else:
+        model = PretrainingModel(config, nsp="nsp.weight" in tensors)
+    load_weights(model, tensors, source=str(Path(directory) / WEIGHTS_FILE))
     return model
 
 
 def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
                                 seed: int = 0) -> tuple[torch.nn.Module, LoadReport]:
-    """A `SequenceClassifier` for `head` whose encoder (and pooler) come from the checkpoint in `directory`.
+    """The model of `head` (`model_for_task`: a `SequenceClassifier`, or a `SpanExtractor` for a span
+    problem) whose encoder (and pooler) come from the checkpoint in `directory`.
 
-    Pretraining heads (MLM, NSP) are dropped and the new classifier is initialised from `seed`; the
+    Pretraining heads (MLM, NSP) are dropped and the new head is initialised from `seed`; the
     returned `LoadReport` lists each group, and it is logged.
     """
-    from dnabird.model.heads import SequenceClassifier
+    from dnabird.model.heads import model_for_task
 
     if not isinstance(head, TaskSpec):
         raise ParameterError("head", head, "a TaskSpec describing the new head")
-    model = SequenceClassifier(read_config(directory), head.num_outputs, problem=head.problem, seed=seed)
+    model = model_for_task(read_config(directory), head, seed=seed)
     stored = read_tensors(directory)
     tensors = {k: v for k, v in stored.items() if k.startswith("encoder.")}
     dropped = sorted(set(stored) - set(tensors))

@@ -40,6 +40,8 @@ class EncoderConfig:
         random_mode); never `num_heads`, which the pattern takes from the encoder.
     layer_attention: optional per-layer settings, one mapping per layer merged over `attention` (e.g.
         Longformer's window growing with depth); empty: every layer uses `attention`.
+    causal: True restricts every token to itself and the tokens before it (a left-to-right language
+        model); only patterns with a causal form ("full", "longformer") allow it.
     attention_bias: whether the Q/K/V projections carry a bias (Hugging Face `use_bias`).
     embedding_dropout_before_norm: True applies embedding dropout before the LayerNorm (Hugging Face
         BigBird), False after it (BERT).
@@ -77,6 +79,7 @@ class EncoderConfig:
     pad_token_id: int = 0
     attention: dict = field(default_factory=lambda: dict(ITC_DEFAULT))
     layer_attention: list = field(default_factory=list)
+    causal: bool = False
     attention_bias: bool = True
     embedding_dropout_before_norm: bool = True
     base_seed: int = 0
@@ -121,7 +124,10 @@ class EncoderConfig:
             raise ParameterError("layer_attention", self.layer_attention,
                                  f"an empty list or one mapping per layer (num_layers={self.num_layers})")
         for layer in range(self.num_layers):
-            self.pattern(layer)  # validates every layer's pattern parameters
+            pattern = self.pattern(layer)  # validates every layer's pattern parameters
+            if self.causal and not pattern.supports_causal():
+                raise ParameterError("causal", self.causal, f"False with a {pattern.type_name} pattern (layer "
+                                     f"{layer}); only full and longformer patterns have a causal form")
 
     @property
     def head_size(self) -> int:

@@ -92,15 +92,17 @@ class SelfAttention(nn.Module):
         x = x.view(batch, length, self.config.num_heads, self.config.head_size)  # [B, L, nh, hd]
         return x.transpose(1, 2)  # [B, nh, L, hd]
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
+                global_mask: torch.Tensor | None = None) -> torch.Tensor:
         q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
         global_qkv = None
-        if self.has_global_projections and pattern.global_positions:
+        if self.has_global_projections and (pattern.global_positions or global_mask is not None):
             global_qkv = tuple(self._heads(proj(x)) for proj in (self.global_query, self.global_key,
                                                                  self.global_value))
         dropout_p = self.config.attention_dropout if self.training else 0.0
         y = attention(q, k, v, pattern, key_padding_mask=mask, seed=seed, dropout_p=dropout_p,
-                      global_qkv=global_qkv, positional=self.positional)  # [B, nh, L, hd]
+                      causal=self.config.causal, global_qkv=global_qkv, global_mask=global_mask,
+                      positional=self.positional)  # [B, nh, L, hd]
         batch, _, length, _ = y.shape
         return self.output(y.transpose(1, 2).reshape(batch, length, self.config.hidden_size))
 
@@ -123,11 +125,12 @@ class EncoderLayer(nn.Module):
     def _ffn(self, x: torch.Tensor) -> torch.Tensor:
         return self.dropout(self.ffn_out(self.activation(self.ffn_in(x))))
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
+                global_mask: torch.Tensor | None = None) -> torch.Tensor:
         if self.pre_norm:
-            x = x + self.dropout(self.attention(self.attention_norm(x), mask, pattern, seed))
+            x = x + self.dropout(self.attention(self.attention_norm(x), mask, pattern, seed, global_mask))
             return x + self._ffn(self.ffn_norm(x))
-        x = self.attention_norm(x + self.dropout(self.attention(x, mask, pattern, seed)))
+        x = self.attention_norm(x + self.dropout(self.attention(x, mask, pattern, seed, global_mask)))
         return self.ffn_norm(x + self._ffn(x))
 
 
@@ -163,27 +166,31 @@ class Encoder(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, step: int = 0,
-                global_positions: tuple[int, ...] | None = None) -> torch.Tensor:
+                global_positions: tuple[int, ...] | None = None,
+                global_attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Hidden states [B, L, H] of `input_ids` [B, L].
 
         attention_mask: bool/int [B, L], True/1 where a token is real (padded rows come out as the
             layers compute them and must be ignored by the caller).
         step: the training step, which (with the base seed and layer) selects the random blocks.
-        global_positions: Longformer only, token positions with global attention.
+        global_positions: Longformer only, token positions with global attention in every example.
+        global_attention_mask: Longformer only, bool/int [B, L], True/1 at each example's own global tokens
+            (e.g. a question's tokens), in addition to `global_positions`.
         """
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         mask = None if attention_mask is None else attention_mask.bool()
         if mask is not None and bool(mask.all()):
             mask = None  # nothing padded: let the attention core skip masking
+        global_mask = None if global_attention_mask is None else global_attention_mask.bool()
         x = self.embeddings(input_ids, token_type_ids)  # [B, L, H]
         for index, layer in enumerate(self.layers):
             pattern = self.pattern(index, global_positions)
             seed = layer_seed(self.config, index, step, self.training)
             if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
-                x = checkpoint(layer, x, mask, pattern, seed, use_reentrant=False)
+                x = checkpoint(layer, x, mask, pattern, seed, global_mask, use_reentrant=False)
             else:
-                x = layer(x, mask, pattern, seed)
+                x = layer(x, mask, pattern, seed, global_mask)
         return x if self.final_norm is None else self.final_norm(x)
 
     def pool(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -1,7 +1,10 @@
-"""Heads on the encoder: masked LM (tied decoder), next-sentence prediction, sequence classification.
+"""Heads on the encoder: masked LM (tied decoder), next-sentence prediction, sequence classification,
+causal language modelling and answer spans.
 
-`PretrainingModel` = encoder + MLM + NSP with BERT's summed loss; `SequenceClassifier` = encoder + a
-linear layer on the pooled [CLS] vector (binary, multi-class or multi-label).
+`PretrainingModel` = encoder + MLM (+ NSP, BERT's summed loss; `nsp=False` for MLM only, RoBERTa style);
+`SequenceClassifier` = encoder + a linear layer on the pooled [CLS] vector (binary, multi-class or
+multi-label); `CausalLanguageModel` = causal encoder + LM head (next-token logits); `SpanExtractor` = encoder
++ a start and an end logit per token (extractive question answering).
 """
 
 from __future__ import annotations
@@ -15,14 +18,14 @@ from torch import nn
 from dnabird.errors import ParameterError
 from dnabird.model.config import EncoderConfig
 from dnabird.model.encoder import Encoder, activation, materialise
-from dnabird.model.task_spec import PROBLEMS
+from dnabird.model.task_spec import CLASSIFICATION_PROBLEMS, TaskSpec
 
 IGNORE_INDEX = -100  # MLM label of positions that are not predicted
 
 
 class MLMHead(nn.Module):
     """Transform (dense + activation + LayerNorm; absent with `mlm_transform=False`), then the decoder tied
-    to the word embeddings, + bias."""
+    to the word embeddings, + bias. Also the LM head of causal models (RoBERTa's `lm_head` has this form)."""
 
     def __init__(self, config: EncoderConfig):
         super().__init__()
@@ -43,39 +46,45 @@ class MLMHead(nn.Module):
 @dataclass
 class PretrainingOutput:
     """loss = mlm_loss + nsp_loss (those whose labels were given). `mlm_logits` is [N, V] at the masked
-    positions `mlm_positions` ([N, 2] (batch, token) indices) when labels were given, else [B, L, V]."""
+    positions `mlm_positions` ([N, 2] (batch, token) indices) when labels were given, else [B, L, V].
+    `nsp_logits` is None for a model without the NSP head."""
 
     loss: torch.Tensor | None
     mlm_loss: torch.Tensor | None
     nsp_loss: torch.Tensor | None
     mlm_logits: torch.Tensor
-    nsp_logits: torch.Tensor
+    nsp_logits: torch.Tensor | None
     mlm_positions: torch.Tensor | None
 
 
 class PretrainingModel(nn.Module):
-    """Encoder + masked-LM head + next-sentence head (NSP label 0 = B follows A, 1 = B is random)."""
+    """Encoder + masked-LM head + next-sentence head (NSP label 0 = B follows A, 1 = B is random); with
+    `nsp=False` the MLM head only (RoBERTa's and Longformer's objective)."""
 
-    def __init__(self, config: EncoderConfig, *, seed: int = 0):
+    def __init__(self, config: EncoderConfig, *, seed: int = 0, nsp: bool = True):
         super().__init__()
         self.config = config
         self.encoder = Encoder(config, seed=seed)
         with torch.device("meta"):
             self.mlm = MLMHead(config)
-            self.nsp = nn.Linear(config.hidden_size, 2)
+            self.nsp = nn.Linear(config.hidden_size, 2) if nsp else None
         materialise(self.mlm, seed + 1)
-        materialise(self.nsp, seed + 2, std=config.initializer_range)
+        if nsp:
+            materialise(self.nsp, seed + 2, std=config.initializer_range)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, mlm_labels: torch.Tensor | None = None,
                 nsp_labels: torch.Tensor | None = None, step: int = 0, full_logits: bool = False,
-                global_positions: tuple[int, ...] | None = None) -> PretrainingOutput:
+                global_positions: tuple[int, ...] | None = None,
+                global_attention_mask: torch.Tensor | None = None) -> PretrainingOutput:
         """mlm_labels: [B, L] target ids, `IGNORE_INDEX` where not masked; with them the MLM logits are
         computed only at masked positions unless `full_logits`. nsp_labels: [B] in {0, 1}.
-        step, global_positions: as in `Encoder.forward`."""
-        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step,
-                              global_positions=global_positions)  # [B, L, H]
-        nsp_logits = self.nsp(self.encoder.pool(hidden))  # [B, 2]
+        step, global_positions, global_attention_mask: as in `Encoder.forward`."""
+        if nsp_labels is not None and self.nsp is None:
+            raise ParameterError("nsp_labels", "a tensor", "None for a model without the NSP head (nsp=False)")
+        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step, global_positions=global_positions,
+                              global_attention_mask=global_attention_mask)  # [B, L, H]
+        nsp_logits = None if self.nsp is None else self.nsp(self.encoder.pool(hidden))  # [B, 2]
         words = self.encoder.embeddings.word.weight
         mlm_loss = nsp_loss = positions = None
         if mlm_labels is not None and not full_logits:
@@ -110,8 +119,8 @@ class SequenceClassifier(nn.Module):
 
     def __init__(self, config: EncoderConfig, num_outputs: int, *, problem: str = "binary", seed: int = 0):
         super().__init__()
-        if problem not in PROBLEMS:
-            raise ParameterError("problem", problem, f"one of {PROBLEMS}")
+        if problem not in CLASSIFICATION_PROBLEMS:
+            raise ParameterError("problem", problem, f"one of {CLASSIFICATION_PROBLEMS}")
         if not isinstance(num_outputs, int) or num_outputs < 1 or (problem == "binary" and num_outputs != 1):
             raise ParameterError("num_outputs", num_outputs,
                                  "1 for a binary problem, a positive integer otherwise")
@@ -125,9 +134,10 @@ class SequenceClassifier(nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, labels: torch.Tensor | None = None,
                 pos_weight: torch.Tensor | None = None, step: int = 0,
-                global_positions: tuple[int, ...] | None = None) -> ClassifierOutput:
-        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step,
-                              global_positions=global_positions)
+                global_positions: tuple[int, ...] | None = None,
+                global_attention_mask: torch.Tensor | None = None) -> ClassifierOutput:
+        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step, global_positions=global_positions,
+                              global_attention_mask=global_attention_mask)
         logits = self.classifier(self.dropout(self.encoder.pool(hidden)))  # [B, num_outputs]
         if self.problem == "binary":
             logits = logits.squeeze(-1)  # [B]
@@ -139,3 +149,92 @@ class SequenceClassifier(nn.Module):
                 loss = F.binary_cross_entropy_with_logits(logits.float(), labels.float(),
                                                           pos_weight=pos_weight)
         return ClassifierOutput(loss, logits)
+
+
+@dataclass
+class LanguageModelOutput:
+    loss: torch.Tensor | None  # mean cross-entropy over the scored next tokens
+    logits: torch.Tensor  # [B, L, V]: position t scores token t + 1
+
+
+class CausalLanguageModel(nn.Module):
+    """A causal encoder (`config.causal`) + LM head (the MLM head's form, decoder tied to the word
+    embeddings): the logits at position t are the distribution of token t + 1 given tokens 0..t."""
+
+    def __init__(self, config: EncoderConfig, *, seed: int = 0):
+        super().__init__()
+        if not config.causal:
+            raise ParameterError("config.causal", config.causal, "True for a causal language model")
+        self.config = config
+        self.encoder = Encoder(config, seed=seed)
+        with torch.device("meta"):
+            self.lm = MLMHead(config)
+        materialise(self.lm, seed + 1)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *,
+                labels: torch.Tensor | None = None, step: int = 0) -> LanguageModelOutput:
+        """labels: [B, L] token ids aligned with the input (usually the input itself), IGNORE_INDEX where a
+        token is not scored; the loss scores labels[:, t + 1] with the logits at t."""
+        hidden = self.encoder(input_ids, attention_mask, step=step)  # [B, L, H]
+        logits = self.lm(hidden, self.encoder.embeddings.word.weight)  # [B, L, V]
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits[:, :-1].flatten(0, 1).float(), labels[:, 1:].flatten(),
+                                   ignore_index=IGNORE_INDEX)
+        return LanguageModelOutput(loss, logits)
+
+
+@dataclass
+class SpanOutput:
+    loss: torch.Tensor | None
+    start_logits: torch.Tensor  # [B, L], padding at the dtype's minimum
+    end_logits: torch.Tensor  # [B, L]
+
+
+class SpanExtractor(nn.Module):
+    """Encoder + a linear layer giving every token a start and an end logit (extractive QA, as BERT's SQuAD
+    head). The loss is the negative log-likelihood of the gold starts and of the gold ends, each marginalised
+    over every gold occurrence (Longformer's TriviaQA loss; plain cross-entropy for one answer)."""
+
+    def __init__(self, config: EncoderConfig, *, seed: int = 0):
+        super().__init__()
+        self.config = config
+        self.encoder = Encoder(config, seed=seed)
+        self.dropout = nn.Dropout(config.dropout)
+        with torch.device("meta"):
+            self.span = nn.Linear(config.hidden_size, 2)
+        materialise(self.span, seed + 4, std=config.initializer_range)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                token_type_ids: torch.Tensor | None = None, *, start_targets: torch.Tensor | None = None,
+                end_targets: torch.Tensor | None = None, step: int = 0,
+                global_positions: tuple[int, ...] | None = None,
+                global_attention_mask: torch.Tensor | None = None) -> SpanOutput:
+        """start_targets, end_targets: bool [B, L], True at every gold start (end) token of an example (at
+        least one per example; [CLS] when the answer is not in the input). Other arguments as the encoder's."""
+        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step, global_positions=global_positions,
+                              global_attention_mask=global_attention_mask)
+        logits = self.span(self.dropout(hidden)).float()  # [B, L, 2]
+        if attention_mask is not None:
+            logits = logits.masked_fill(~attention_mask.bool()[..., None], torch.finfo(logits.dtype).min)
+        start, end = logits.unbind(-1)
+        loss = None
+        if start_targets is not None and end_targets is not None:
+            loss = (_marginal_nll(start, start_targets.bool()) + _marginal_nll(end, end_targets.bool())) / 2
+        return SpanOutput(loss, start, end)
+
+
+def _marginal_nll(logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    """Mean over the batch of −log Σ_{gold positions} softmax(logits)."""
+    if not bool(gold.any(-1).all()):
+        raise ParameterError("span targets", "an example without a gold position",
+                             "at least one gold token per example ([CLS] when the answer is not in the input)")
+    gold_logits = logits.masked_fill(~gold, torch.finfo(logits.dtype).min)
+    return (logits.logsumexp(-1) - gold_logits.logsumexp(-1)).mean()
+
+
+def model_for_task(config: EncoderConfig, spec: TaskSpec, *, seed: int = 0) -> nn.Module:
+    """The model of a task's head: a `SpanExtractor` for a "span" problem, else a `SequenceClassifier`."""
+    if spec.problem == "span":
+        return SpanExtractor(config, seed=seed)
+    return SequenceClassifier(config, spec.num_outputs, problem=spec.problem, seed=seed)

@@ -129,12 +129,15 @@ def from_hf_bigbird(source) -> PretrainingModel:
     return import_pretrained(source, prefix="bert.", config_from=config_from_hf, name_of=hf_name, tied=_TIED)
 
 
-def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[str, str]) -> PretrainingModel:
+def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[str, str], nsp: bool = True,
+                      adapt=None) -> PretrainingModel:
     """Load a Hugging Face object or `save_pretrained` directory into a new `PretrainingModel`.
 
     prefix: the base-model prefix of head models (a bare base model's keys get it added).
     config_from: Hugging Face config dict → `EncoderConfig`; name_of: dnabird key → Hugging Face key
     (None: no counterpart, stays initialised); tied: (decoder weight, decoder bias) keys to ignore.
+    nsp: whether the model has an NSP head. adapt: optional `(tensors by dnabird name, model) -> tensors`
+    applied before loading (e.g. a grown position table).
     """
     if isinstance(source, (str, os.PathLike)):
         hf_config, tensors = _read_hf_dir(Path(source))
@@ -145,7 +148,7 @@ def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[
         where = type(source).__name__
     if not any(k.startswith(prefix) for k in tensors):  # a bare base model
         tensors = {f"{prefix}{k}": v for k, v in tensors.items()}
-    model = PretrainingModel(config_from(hf_config))
+    model = PretrainingModel(config_from(hf_config), nsp=nsp)
     wanted = {name_of(name): name for name in model.state_dict() if name_of(name) is not None}
     decoder_weight = tensors.get(tied[0])
     word = tensors.get(name_of("encoder.embeddings.word.weight"))
@@ -155,8 +158,8 @@ def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[
     unexpected = sorted(set(tensors) - set(wanted) - ignored)
     if unexpected:
         raise CheckpointError(f"{where}: Hugging Face tensors with no dnabird counterpart: {unexpected[:10]}")
-    report = load_weights(model, {wanted[k]: v for k, v in tensors.items() if k in wanted}, source=where,
-                          strict=False)
+    ours = {wanted[k]: v for k, v in tensors.items() if k in wanted}
+    report = load_weights(model, adapt(ours, model) if adapt else ours, source=where, strict=False)
     encoder_missing = [k for k in report.initialised
                        if k.startswith("encoder.") and not k.startswith("encoder.pooler.")]
     if encoder_missing:

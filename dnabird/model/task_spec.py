@@ -12,7 +12,8 @@ from dnabird.config import reject_unknown_keys
 from dnabird.errors import CheckpointError, ConfigError
 from dnabird.io import write_text_atomic
 
-PROBLEMS = ("binary", "multiclass", "multilabel")
+CLASSIFICATION_PROBLEMS = ("binary", "multiclass", "multilabel")
+PROBLEMS = (*CLASSIFICATION_PROBLEMS, "span")  # span: extractive QA, labels ("start", "end")
 STRAND_RULES = ("forward", "feature", "both")
 
 
@@ -21,7 +22,8 @@ class TaskSpec:
     """What a fine-tuned checkpoint predicts and how its inputs are built.
 
     task: task name (e.g. "promoter", "chromatin").
-    problem: "binary" (one logit), "multiclass" (softmax over labels) or "multilabel" (one sigmoid per label).
+    problem: "binary" (one logit), "multiclass" (softmax over labels), "multilabel" (one sigmoid per label) or
+        "span" (a start and an end logit per token: extractive question answering, labels "start", "end").
     labels: output names, one per logit (binary: the positive class).
     label_groups: optional named groups of labels (e.g. DeepSEA's "DNase", "TF", "HM"), by label name.
     eval_length: the fixed padded token length used for evaluation and scoring.
@@ -58,6 +60,8 @@ class TaskSpec:
             bad("labels", "exactly one (positive-class) label for a binary problem")
         if self.problem == "multiclass" and len(self.labels) < 2:
             bad("labels", "at least two classes for a multiclass problem")
+        if self.problem == "span" and self.labels != ("start", "end"):
+            bad("labels", "['start', 'end'] for a span problem")
         if not isinstance(self.eval_length, int) or self.eval_length < 1:
             bad("eval_length", "a positive integer number of tokens")
         window = self.window_length

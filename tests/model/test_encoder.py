@@ -242,3 +242,97 @@ def test_each_layer_calls_attention_with_its_own_pattern():
         for index, layer in enumerate(encoder.layers):
             y = layer(y, None, expected_patterns[1], layer_seed(config, index, 0, training=False))
     assert not torch.allclose(got, y, atol=1e-4)
+
+
+def causal_config(**overrides):
+    """Two causal Longformer layers, the window growing with depth, dilation in the first layer's second head."""
+    settings = dict(num_layers=2, causal=True, activation="gelu",
+                    attention={"type": "longformer", "window": 8, "block_size": 16},
+                    layer_attention=[{"dilation": [1, 2]}, {"window": 16}])
+    return small(**{**settings, **overrides})
+
+
+def reference_forward(encoder, tokens, real, windows=(8, 16), dilations=((1, 2), (1, 1))):
+    """The post-LN encoder written out with an explicit causal sliding-window mask, from its parameters."""
+    config = encoder.config
+    x = encoder.embeddings(tokens, torch.zeros_like(tokens))
+    length = tokens.shape[1]
+    i, j = torch.arange(length)[:, None], torch.arange(length)[None, :]
+    for layer, window, dilation in zip(encoder.layers, windows, dilations, strict=True):
+        attn = layer.attention
+        heads = []
+        for h, d in enumerate(dilation):
+            allowed = (j <= i) & (i - j <= d * window // 2) & ((i - j) % d == 0)  # [L, L]
+            allowed = allowed[None] & real[:, None, :]  # [B, L, L]
+            cols = slice(h * config.head_size, (h + 1) * config.head_size)
+            q = x @ attn.query.weight[cols].T + attn.query.bias[cols]
+            k = x @ attn.key.weight[cols].T + attn.key.bias[cols]
+            v = x @ attn.value.weight[cols].T + attn.value.bias[cols]
+            scores = (q @ k.transpose(1, 2)) / config.head_size ** 0.5
+            probs = torch.softmax(scores.masked_fill(~allowed, float("-inf")), -1).nan_to_num(0.0)  # padded rows: 0
+            heads.append(probs @ v)
+        x = layer.attention_norm(x + attn.output(torch.cat(heads, -1)))
+        x = layer.ffn_norm(x + layer.ffn_out(torch.nn.functional.gelu(layer.ffn_in(x))))
+    return x
+
+
+def test_causal_encoder_equals_a_dense_causal_masked_reference():
+    encoder = Encoder(causal_config(), seed=2).eval()
+    tokens = ids(2, 70)
+    real = torch.ones(2, 70, dtype=torch.bool)
+    real[1, 55:] = False
+    ours = encoder(tokens, real)
+    expected = reference_forward(encoder, tokens, real)
+    torch.testing.assert_close(ours[real], expected[real], rtol=0, atol=2e-5)
+    probe = torch.randn(ours.shape, generator=torch.Generator().manual_seed(4)) * real[..., None]
+    params = list(encoder.parameters())
+    grads = torch.autograd.grad((ours * probe).sum(), params, allow_unused=True)
+    expected_grads = torch.autograd.grad((expected * probe).sum(), params, allow_unused=True)
+    for (name, _), got, want in zip(encoder.named_parameters(), grads, expected_grads, strict=True):
+        if want is None:  # pooler and the (unused) global projections
+            assert got is None or not got.any(), name
+            continue
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-4, msg=name)
+    # the reference is not vacuous: with the non-causal pattern the outputs differ
+    bidirectional = Encoder(causal_config(causal=False), seed=2).eval()
+    assert not torch.allclose(bidirectional(tokens, real)[real], expected[real], atol=1e-3)
+
+
+def test_causal_output_at_t_ignores_every_later_token():
+    encoder = Encoder(causal_config(positional="rotary", pre_norm=True), seed=0).eval()
+    tokens = ids(1, 96)
+    changed = tokens.clone()
+    changed[0, 40:] = ids(1, 56, seed=7)
+    with torch.no_grad():
+        a, b = encoder(tokens), encoder(changed)
+    assert torch.equal(a[0, :40], b[0, :40])
+    assert not torch.allclose(a[0, 40:], b[0, 40:])
+
+
+def test_causal_needs_a_pattern_with_a_causal_form():
+    with pytest.raises(ParameterError, match="causal.*bigbird_itc"):
+        small(causal=True)
+    small(causal=True, attention={"type": "full"})
+
+
+def test_per_example_global_attention_equals_a_batch_of_one():
+    config = small(num_layers=2, attention={"type": "longformer", "window": 16, "block_size": 16})
+    encoder = Encoder(config, seed=1).eval()
+    with torch.no_grad():
+        for layer in encoder.layers:  # global projections unlike the local ones, so they matter
+            layer.attention.global_query.weight.mul_(-1.5)
+    tokens = ids(3, 120)
+    real = torch.ones(3, 120, dtype=torch.bool)
+    real[2, 100:] = False
+    own = [(0, 1, 2, 3), (0, 60), (0,)]  # e.g. [CLS] and each example's question tokens
+    global_mask = torch.zeros(3, 120, dtype=torch.bool)
+    for index, positions in enumerate(own):
+        global_mask[index, list(positions)] = True
+    with torch.no_grad():
+        batched = encoder(tokens, real, global_attention_mask=global_mask)
+        for index, positions in enumerate(own):
+            alone = encoder(tokens[index:index + 1], real[index:index + 1], global_positions=positions)
+            keep = real[index]
+            torch.testing.assert_close(batched[index][keep], alone[0][keep], rtol=0, atol=1e-5)
+        shared = encoder(tokens, real, global_positions=(0,))
+    assert not torch.allclose(batched[0][real[0]], shared[0][real[0]], atol=1e-3)

@@ -4,7 +4,18 @@ import pytest
 import torch
 
 from dnabird.errors import ParameterError
-from dnabird.model import IGNORE_INDEX, PretrainingModel, SequenceClassifier, tiny
+from dnabird.model import (
+    IGNORE_INDEX,
+    CausalLanguageModel,
+    PretrainingModel,
+    SequenceClassifier,
+    SpanExtractor,
+    TaskSpec,
+    load_checkpoint,
+    load_encoder_for_finetuning,
+    save_checkpoint,
+    tiny,
+)
 
 
 def small(**overrides):
@@ -122,3 +133,89 @@ def test_tiny_model_overfits_a_small_batch():
         if loss.item() < 0.05 * losses[0]:
             break
     assert losses[-1] < 0.1 * losses[0], (losses[0], losses[-1])
+
+
+def test_mlm_only_model_has_no_nsp_head():
+    model = PretrainingModel(small(), seed=0, nsp=False).eval()
+    assert not [name for name in model.state_dict() if name.startswith("nsp.")]
+    tokens, labels = batch()
+    with torch.no_grad():
+        out = model(tokens, mlm_labels=labels)
+        logp = model(tokens).mlm_logits.log_softmax(-1)
+    expected = -(logp[0, 3, tokens[0, 3]] + logp[0, 50, tokens[0, 50]] + logp[1, 7, tokens[1, 7]]) / 3
+    torch.testing.assert_close(out.loss, expected)
+    assert out.nsp_logits is None and out.nsp_loss is None
+    with pytest.raises(ParameterError, match="nsp_labels"):
+        model(tokens, mlm_labels=labels, nsp_labels=torch.tensor([0, 1]))
+
+
+def causal_small(**overrides):
+    return small(causal=True, attention={"type": "longformer", "window": 16, "block_size": 16}, **overrides)
+
+
+def test_causal_lm_loss_scores_each_next_token():
+    model = CausalLanguageModel(causal_small(), seed=0).eval()
+    tokens = batch()[0][:, :40]
+    labels = tokens.clone()
+    labels[1, 30:] = IGNORE_INDEX  # e.g. padding
+    with torch.no_grad():
+        out = model(tokens, labels=labels)
+    logp = out.logits.log_softmax(-1)
+    terms = [-logp[b, t, tokens[b, t + 1]] for b in range(2) for t in range(39) if labels[b, t + 1] != IGNORE_INDEX]
+    assert len(terms) == 39 + 29
+    torch.testing.assert_close(out.loss, torch.stack(terms).mean())
+    assert out.logits.shape == (2, 40, 40)
+    with pytest.raises(ParameterError, match="causal"):
+        CausalLanguageModel(small())
+
+
+def test_span_loss_marginalises_over_every_gold_occurrence():
+    model = SpanExtractor(small(), seed=0).eval()
+    tokens = batch()[0][:, :48]
+    real = torch.ones(2, 48, dtype=torch.bool)
+    real[1, 40:] = False
+    starts = torch.zeros(2, 48, dtype=torch.bool)
+    ends = torch.zeros(2, 48, dtype=torch.bool)
+    starts[0, [5, 20]], ends[0, [6, 22]] = True, True  # an answer that occurs twice
+    starts[1, 9], ends[1, 9] = True, True
+    with torch.no_grad():
+        out = model(tokens, real, start_targets=starts, end_targets=ends)
+    assert (out.start_logits[1, 40:] < -1e30).all()  # padding can never be chosen
+    ps, pe = out.start_logits.softmax(-1), out.end_logits.softmax(-1)
+    first = -(ps[0, 5] + ps[0, 20]).log() - (pe[0, 6] + pe[0, 22]).log()
+    second = -ps[1, 9].log() - pe[1, 9].log()
+    torch.testing.assert_close(out.loss, (first + second) / 4)
+    with pytest.raises(ParameterError, match="gold"):
+        model(tokens, real, start_targets=torch.zeros_like(starts), end_targets=ends)
+
+
+@pytest.mark.parametrize("kind", ["mlm_only", "causal", "span"])
+def test_checkpoints_reload_as_the_same_kind_of_model(tmp_path, kind):
+    task = None
+    if kind == "mlm_only":
+        model = PretrainingModel(small(), seed=1, nsp=False)
+    elif kind == "causal":
+        model = CausalLanguageModel(causal_small(), seed=1)
+    else:
+        task = TaskSpec(task="qa", problem="span", labels=("start", "end"), eval_length=64)
+        model = SpanExtractor(small(), seed=1)
+    save_checkpoint(model.eval(), tmp_path / "model", task=task)
+    loaded = load_checkpoint(tmp_path / "model").eval()
+    assert type(loaded) is type(model)
+    assert loaded.state_dict().keys() == model.state_dict().keys()
+    assert all(torch.equal(a, b) for a, b in zip(loaded.state_dict().values(), model.state_dict().values(),
+                                                  strict=True))
+
+
+def test_span_head_fine_tunes_from_a_pretrained_encoder(tmp_path):
+    pretrained = PretrainingModel(small(), seed=1, nsp=False)
+    save_checkpoint(pretrained, tmp_path / "pre")
+    spec = TaskSpec(task="qa", problem="span", labels=("start", "end"), eval_length=64)
+    model, report = load_encoder_for_finetuning(tmp_path / "pre", spec, seed=5)
+    assert isinstance(model, SpanExtractor)
+    assert set(report.initialised) == {"span.weight", "span.bias"} and "mlm.bias" in report.dropped
+    assert torch.equal(model.encoder.embeddings.word.weight, pretrained.encoder.embeddings.word.weight)
+    from dnabird.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="span"):
+        TaskSpec(task="qa", problem="span", labels=("answer",), eval_length=64)

@@ -11,9 +11,9 @@ from transformers import LongformerConfig, LongformerForMaskedLM, LongformerMode
 GLOBALS = (0, 37, 120)
 
 
-def build(cls):
+def build(cls, windows=(32, 32)):
     config = LongformerConfig(vocab_size=120, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                              intermediate_size=128, attention_window=[32, 32], max_position_embeddings=512,
+                              intermediate_size=128, attention_window=list(windows), max_position_embeddings=512,
                               hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=0.1)
     with torch.random.fork_rng():
         torch.manual_seed(0)
@@ -57,3 +57,17 @@ def test_base_model_object_with_pooler():
         expected = hf_model(input_ids=ids, attention_mask=mask, global_attention_mask=global_mask)
         hidden = ours.encoder(ids, mask, global_positions=GLOBALS)
     torch.testing.assert_close(ours.encoder.pool(hidden), expected.pooler_output, rtol=0, atol=1e-4)
+
+
+def test_per_layer_windows_become_layer_attention():
+    hf_model = build(LongformerForMaskedLM, windows=(16, 64))
+    ours = from_hf_longformer(hf_model).eval()
+    assert [ours.config.pattern(layer).window for layer in range(2)] == [16, 64]
+    ids, mask, global_mask = inputs()
+    global_mask[1, 37] = 0  # each example its own global tokens
+    global_mask[1, 200] = 1
+    with torch.no_grad():
+        expected = hf_model(input_ids=ids, attention_mask=mask, global_attention_mask=global_mask).logits
+        got = ours(ids, mask, global_attention_mask=global_mask).mlm_logits
+    real = mask.bool()
+    torch.testing.assert_close(got[real], expected[real], rtol=0, atol=1e-4)

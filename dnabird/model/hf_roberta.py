@@ -1,0 +1,103 @@
+"""Import Hugging Face `transformers` RoBERTa weights (`RobertaForMaskedLM` / `RobertaModel`) for warm starts.
+
+RoBERTa is what Longformer starts from (Beltagy et al. 2020, §5): the same weights with Longformer
+attention, global Q/K/V projections copied from the local ones, and the 512 learned positions copied over
+and over to fill 4096 (`extend_position_table`). `from_hf_roberta(source, attention=..., max_positions=...)`
+does all three; without them the model is RoBERTa as it was (full attention, MLM head, no NSP).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from dnabird.errors import ConfigError, ParameterError
+from dnabird.model.config import EncoderConfig, merge_pattern
+from dnabird.model.heads import PretrainingModel
+from dnabird.model.hf import LAYER_NAMES, import_pretrained, map_name
+
+_TIED = ("lm_head.decoder.weight", "lm_head.decoder.bias")
+POSITION_KEY = "encoder.embeddings.position.weight"
+
+
+def roberta_fixed_names(base: str) -> dict[str, str]:
+    """dnabird module → Hugging Face module outside the layers, for RoBERTa-shaped models whose base model
+    is called `base` ("roberta", "longformer")."""
+    return {
+        "encoder.embeddings.word": f"{base}.embeddings.word_embeddings",
+        "encoder.embeddings.position": f"{base}.embeddings.position_embeddings",
+        "encoder.embeddings.segment": f"{base}.embeddings.token_type_embeddings",
+        "encoder.embeddings.norm": f"{base}.embeddings.LayerNorm",
+        "encoder.pooler": f"{base}.pooler.dense",
+        "mlm.transform": "lm_head.dense",
+        "mlm.norm": "lm_head.layer_norm",
+    }
+
+
+_FIXED = roberta_fixed_names("roberta")
+
+
+def roberta_name(name: str) -> str | None:
+    """The Hugging Face `RobertaForMaskedLM` key of a dnabird key (None where RoBERTa has none)."""
+    return map_name(name, layer_prefix="roberta.encoder.layer", layer_names=LAYER_NAMES, fixed=_FIXED,
+                    bias="lm_head.bias")
+
+
+def config_from_roberta(hf: dict) -> EncoderConfig:
+    """An `EncoderConfig` equal in behaviour to a Hugging Face `RobertaConfig` (as a dict): full attention."""
+    if hf.get("hidden_act") not in ("gelu", "gelu_new"):
+        raise ConfigError(f"Hugging Face RoBERTa config: hidden_act={hf.get('hidden_act')!r} is not supported")
+    if hf.get("position_embedding_type", "absolute") != "absolute":
+        raise ConfigError(f"Hugging Face RoBERTa config: position_embedding_type="
+                          f"{hf['position_embedding_type']!r} is not supported (absolute only)")
+    pad = hf.get("pad_token_id", 1)
+    return EncoderConfig(
+        vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"], num_layers=hf["num_hidden_layers"],
+        num_heads=hf["num_attention_heads"], intermediate_size=hf["intermediate_size"],
+        max_positions=hf["max_position_embeddings"], dropout=hf["hidden_dropout_prob"],
+        attention_dropout=hf["attention_probs_dropout_prob"], activation=hf["hidden_act"],
+        layer_norm_eps=hf["layer_norm_eps"], type_vocab_size=hf["type_vocab_size"], position_offset=pad + 1,
+        pad_token_id=pad, attention={"type": "full"}, embedding_dropout_before_norm=False,
+        initializer_range=hf.get("initializer_range", 0.02))
+
+
+def extend_position_table(table: torch.Tensor, offset: int, rows: int) -> torch.Tensor:
+    """Longformer's position copy: a table of `rows` rows whose first `offset` rows (RoBERTa's padding
+    positions) are kept and whose rows from `offset` on repeat the trained rows `table[offset:]` in order."""
+    trained = table[offset:]
+    if rows < table.shape[0]:
+        raise ParameterError("max_positions", rows, f">= the {table.shape[0]} positions the model has")
+    repeats = -(-(rows - offset) // len(trained))
+    return torch.cat([table[:offset], trained.repeat(repeats, 1)[: rows - offset]])
+
+
+def from_hf_roberta(source, *, attention: dict | None = None, max_positions: int | None = None) -> PretrainingModel:
+    """A `PretrainingModel` (MLM, no NSP) with the weights of a Hugging Face RoBERTa model object or directory.
+
+    attention: pattern settings merged over RoBERTa's full attention (e.g. `{"type": "longformer",
+        "window": 512}`); a pattern with global projections gets copies of the local Q/K/V.
+    max_positions: grow the learned position table to this many rows by copying (`extend_position_table`).
+    """
+    def config_from(hf: dict) -> EncoderConfig:
+        config = config_from_roberta(hf)
+        changes = {}
+        if attention is not None:
+            changes["attention"] = merge_pattern(config.attention, attention)
+        if max_positions is not None:
+            changes["max_positions"] = max_positions
+        return dataclasses.replace(config, **changes)
+
+    def adapt(tensors: dict[str, torch.Tensor], model: PretrainingModel) -> dict[str, torch.Tensor]:
+        config = model.config
+        tensors = dict(tensors)
+        tensors[POSITION_KEY] = extend_position_table(tensors[POSITION_KEY], config.position_offset,
+                                                      config.max_positions)
+        for name in model.state_dict():
+            local = name.replace(".global_", ".")
+            if ".global_" in name and name not in tensors:
+                tensors[name] = tensors[local].clone()
+        return tensors
+
+    return import_pretrained(source, prefix="roberta.", config_from=config_from, name_of=roberta_name, tied=_TIED,
+                             nsp=False, adapt=adapt)
