@@ -120,21 +120,28 @@ class PretrainingExamples(torch.utils.data.Dataset):
                 "nsp_label": np.int64(nsp_label)}
 
 
-def mask_tokens(ids: np.ndarray, rng: np.random.Generator, *, rate: float, vocab_size: int):
+def mask_tokens(ids: np.ndarray, rng: np.random.Generator, *, rate: float, vocab_size: int,
+                mask_id: int = MASK_ID, special_ids: np.ndarray | None = None):
     """BERT masking: pick round(rate × non-special tokens) positions; 80 % [MASK], 10 % random, 10 % kept.
 
+    Special tokens are ids below NUM_SPECIAL (dnabird's layout), or those in `special_ids` (an imported
+    tokenizer's); they are never picked nor drawn as random replacements.
     Returns (masked ids, labels) with labels = the original id at picked positions, IGNORE_INDEX elsewhere.
     """
-    candidates = np.flatnonzero(ids >= NUM_SPECIAL)
+    special = ids < NUM_SPECIAL if special_ids is None else np.isin(ids, special_ids)
+    candidates = np.flatnonzero(~special)
     count = min(len(candidates), max(1, round(rate * len(candidates)))) if len(candidates) else 0
     picked = np.sort(rng.choice(candidates, size=count, replace=False))
     labels = np.full_like(ids, IGNORE_INDEX)
     labels[picked] = ids[picked]
     masked = ids.copy()
     action = rng.random(count)
-    masked[picked[action < 0.8]] = MASK_ID
+    masked[picked[action < 0.8]] = mask_id
     swap = picked[(action >= 0.8) & (action < 0.9)]
-    masked[swap] = rng.integers(NUM_SPECIAL, vocab_size, size=len(swap))
+    if special_ids is None:
+        masked[swap] = rng.integers(NUM_SPECIAL, vocab_size, size=len(swap))
+    else:
+        masked[swap] = rng.choice(np.setdiff1d(np.arange(vocab_size), special_ids), size=len(swap))
     return masked, labels
 
 

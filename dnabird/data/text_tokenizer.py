@@ -54,7 +54,7 @@ class TextTokenizerConfig:
 
     vocab_size: pieces including the 5 special tokens (and, with byte_fallback, the 256 byte pieces).
     model_type: sentencepiece's "unigram" (BigBird, ALBERT), "bpe", "word" (whitespace-separated words:
-        one token per word) or "char".
+        one token per word; vocab_size is then an upper bound, the words seen set the size) or "char".
     byte_fallback: unseen characters become their UTF-8 bytes instead of [UNK], so every text round-trips.
     sample_lines: lines (paragraphs) sampled into memory for training; seed: seed of the sample.
     text_field: the JSONL field holding a document.
@@ -157,7 +157,7 @@ class TextTokenizer:
                 pad_piece="[PAD]", unk_piece="[UNK]", bos_piece="[CLS]", eos_piece="[SEP]",
                 control_symbols=["[MASK]"], character_coverage=1.0,
                 normalization_rule_name="identity", remove_extra_whitespaces=False,
-                max_sentence_length=1 << 20, input_sentence_size=0,
+                max_sentence_length=1 << 20, input_sentence_size=0, hard_vocab_limit=model_type != "word",
                 num_threads=num_threads or os.cpu_count() or 1, minloglevel=2,
             )
         except RuntimeError as err:

@@ -1,6 +1,8 @@
-"""The MLM + NSP objective as a loss function for `dnabird.train.train`."""
+"""Pretraining objectives as loss functions for `dnabird.train.train`: MLM + NSP (BERT, BigBird) and MLM alone."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -26,4 +28,18 @@ def mlm_nsp_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], step: i
         "mlm_loss": (out.mlm_loss.detach(), one),
         "nsp_loss": (out.nsp_loss.detach(), one),
     }
+    return LossOutput(out.loss, int(batch["attention_mask"].sum()), metrics)
+
+
+def mlm_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], step: int) -> LossOutput:
+    """The masked-LM loss alone (RoBERTa / Longformer: no NSP) of a `PretrainingModel`.
+
+    Metrics: `mlm_acc` (argmax = true token at masked positions) and `mlm_bits` (mean masked-token loss in
+    bits: the "MLM BPC" of the BigBird and Longformer papers, which is per subword token).
+    """
+    out = model(*(batch[k] for k in MODEL_INPUTS), mlm_labels=batch["mlm_labels"], step=step)
+    labels = batch["mlm_labels"][batch["mlm_labels"] != IGNORE_INDEX]
+    count = torch.tensor(float(len(labels)))
+    metrics = {"mlm_acc": ((out.mlm_logits.argmax(-1) == labels).sum(), count),
+               "mlm_bits": (out.mlm_loss.detach() / math.log(2), torch.ones((), device=labels.device))}
     return LossOutput(out.loss, int(batch["attention_mask"].sum()), metrics)

@@ -1,0 +1,234 @@
+"""Masked-LM pretraining on text (RoBERTa / Longformer style: MLM only, documents packed to the length).
+
+Documents (plain text or JSONL, `dnabird.data.text`) are tokenized and concatenated, each followed by
+[SEP], into one token stream; example k is `[CLS] stream[k·(L−2) : (k+1)·(L−2)] [SEP]`, so an example may
+span document boundaries. `PackedTextExamples[g]` is epoch g // N, position g % N of a seeded permutation,
+masked (BERT's 15 %, 80/10/10) by a generator seeded with (seed, epoch, index): resuming and DataLoader
+workers never change what an index holds.
+
+The held-out report gives, at the selected positions, bits per token (what the BigBird and Longformer
+papers call "MLM BPC") and bits per character (Σ bits ÷ Σ characters those tokens spell, a document's
+leading word-boundary piece counting as one space), beside a unigram model of the training tokens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from dnabird.data.pretraining import mask_tokens
+from dnabird.data.text import read_documents
+from dnabird.data.text_tokenizer import TextTokenizer
+from dnabird.errors import ParameterError
+from dnabird.io import write_json_atomic
+from dnabird.model.heads import IGNORE_INDEX
+from dnabird.train import TrainConfig
+
+
+def pack_documents(tokenizer: TextTokenizer, documents, *, batch: int = 256) -> np.ndarray:
+    """The token stream of `documents`, each followed by [SEP] (int32)."""
+    parts, pending = [], []
+
+    def flush():
+        for ids in tokenizer.encode(pending):
+            parts.append(np.asarray([*ids, tokenizer.sep_id], dtype=np.int32))
+        pending.clear()
+
+    for document in documents:
+        pending.append(document)
+        if len(pending) == batch:
+            flush()
+    flush()
+    if not parts:
+        raise ParameterError("documents", "no documents", "at least one non-empty document")
+    return np.concatenate(parts)
+
+
+class PackedTextExamples(torch.utils.data.Dataset):
+    """Masked examples of `max_length` tokens cut from a token stream (see the module docstring).
+
+    special_ids: ids never masked (None: dnabird's layout, ids below 5).
+    """
+
+    def __init__(self, stream: np.ndarray, tokenizer: TextTokenizer, *, max_length: int, mask_rate: float = 0.15,
+                 seed: int = 0, shuffle: bool = True):
+        if max_length < 8:
+            raise ParameterError("max_length", max_length, "an integer >= 8")
+        if not 0.0 < mask_rate < 1.0:
+            raise ParameterError("mask_rate", mask_rate, "a fraction in (0, 1)")
+        self.stream, self.max_length, self.mask_rate = stream, max_length, mask_rate
+        self.seed, self.shuffle = seed, shuffle
+        self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
+        self.mask_id, self.vocab_size = tokenizer.mask_id, tokenizer.vocab_size
+        specials = sorted(tokenizer.special_ids)
+        self.special_ids = None if specials == list(range(5)) else np.asarray(specials)
+        self._order_cache: tuple[int, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        """Examples per epoch (the last one may be shorter, then padded)."""
+        return -(-len(self.stream) // (self.max_length - 2))
+
+    def _order(self, epoch: int) -> np.ndarray:
+        if not self.shuffle:
+            return np.arange(len(self))
+        if self._order_cache is None or self._order_cache[0] != epoch:
+            self._order_cache = (epoch, np.random.default_rng((self.seed, epoch)).permutation(len(self)))
+        return self._order_cache[1]
+
+    def __getitem__(self, global_index: int) -> dict[str, np.ndarray]:
+        epoch, index = divmod(int(global_index), len(self))
+        chunk = int(self._order(epoch)[index])
+        body = self.stream[chunk * (self.max_length - 2):(chunk + 1) * (self.max_length - 2)].astype(np.int64)
+        ids = np.concatenate([[self.cls_id], body, [self.sep_id]])
+        rng = np.random.default_rng((self.seed, epoch, index, 2))
+        masked, labels = mask_tokens(ids, rng, rate=self.mask_rate, vocab_size=self.vocab_size,
+                                     mask_id=self.mask_id, special_ids=self.special_ids)
+        pad = self.max_length - len(ids)
+        return {"input_ids": np.pad(masked, (0, pad), constant_values=self.pad_id),
+                "attention_mask": np.arange(self.max_length) < len(ids),
+                "token_type_ids": np.zeros(self.max_length, dtype=np.int64),
+                "mlm_labels": np.pad(labels, (0, pad), constant_values=IGNORE_INDEX)}
+
+
+def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
+    """Stack equal-length examples into a batch."""
+    return {key: torch.from_numpy(np.stack([e[key] for e in examples])) for key in examples[0]}
+
+
+def unigram_log_probs(stream: np.ndarray, vocab_size: int, special_ids) -> np.ndarray:
+    """log p(token) from the training stream's counts, add-one smoothed over the non-special ids."""
+    counts = np.bincount(stream, minlength=vocab_size)[:vocab_size].astype(np.float64) + 1.0
+    counts[list(special_ids)] = 0.0
+    with np.errstate(divide="ignore"):
+        return np.log(counts / counts.sum())
+
+
+@torch.no_grad()
+def evaluate_mlm(model: torch.nn.Module, examples: PackedTextExamples, *, char_lengths: np.ndarray,
+                 unigram: np.ndarray | None = None, num_examples: int | None = None, batch_size: int = 8,
+                 device: str | torch.device = "cpu") -> dict:
+    """Bits per token, bits per character and accuracy at the selected positions of held-out examples 0…n−1
+    (one fixed masking), for the model and the unigram baseline."""
+    model.eval().to(device)
+    count = len(examples) if num_examples is None else min(num_examples, len(examples))
+    chars = torch.as_tensor(char_lengths, device=device)
+    scorers = ["model"] + (["unigram"] if unigram is not None else [])
+    sums = {name: {"nats": 0.0, "correct": 0} for name in scorers}
+    tokens = characters = 0
+    for start in range(0, count, batch_size):
+        rows = range(start, min(count, start + batch_size))
+        batch = {k: v.to(device) for k, v in collate([examples[i] for i in rows]).items()}
+        out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"],
+                    mlm_labels=batch["mlm_labels"])
+        labels = batch["mlm_labels"][batch["mlm_labels"] != IGNORE_INDEX]
+        log_probs = {"model": F.log_softmax(out.mlm_logits.float(), -1)}
+        if unigram is not None:
+            log_probs["unigram"] = torch.as_tensor(unigram, dtype=torch.float32, device=device).expand(len(labels), -1)
+        for name, lp in log_probs.items():
+            sums[name]["nats"] -= float(lp.gather(1, labels[:, None]).sum())
+            sums[name]["correct"] += int((lp.argmax(-1) == labels).sum())
+        tokens += len(labels)
+        characters += int(chars[labels].sum())
+    report = {name: {"bits_per_token": s["nats"] / math.log(2) / max(tokens, 1),
+                     "bits_per_char": s["nats"] / math.log(2) / max(characters, 1),
+                     "accuracy": s["correct"] / max(tokens, 1)} for name, s in sums.items()}
+    report.update(examples=count, masked_tokens=tokens, masked_characters=characters,
+                  max_length=examples.max_length, mask_rate=examples.mask_rate)
+    return report
+
+
+def format_mlm_report(report: dict) -> str:
+    lines = [f"held-out MLM: {report['examples']} examples of {report['max_length']} tokens, "
+             f"{report['masked_tokens']} selected tokens ({report['mask_rate']:.0%}; 80 % [MASK], 10 % random, "
+             f"10 % unchanged) spelling {report['masked_characters']} characters",
+             f"{'':<10}{'accuracy':>10}{'bits/token':>12}{'BPC':>8}"]
+    for name in ("model", "unigram"):
+        if name in report:
+            row = report[name]
+            lines.append(f"{name:<10}{row['accuracy']:>10.3f}{row['bits_per_token']:>12.3f}{row['bits_per_char']:>8.3f}")
+    lines.append("(bits/token is the BigBird/Longformer papers' \"MLM BPC\"; BPC = bits per character)")
+    return "\n".join(lines)
+
+
+@dataclass
+class TextMLMConfig:
+    """Settings of one text MLM pretraining run (the keys of a `text_mlm:` section or a `--config` YAML).
+
+    train_files, validation_files: plain-text or JSONL files or directories (`dnabird.data.text`); inside
+        `dnabird run`, null means the `text_data` stage's MLM files.
+    tokenizer: a sentencepiece `.model` (`TextTokenizer`); null inside `dnabird run`: the `text_tokenizer`
+        stage's.
+    text_field: the JSONL field holding a document.
+    model, model_overrides: a preset and `EncoderConfig` fields merged over it; vocab_size comes from the
+        tokenizer. max_length: tokens per example (a multiple of the attention block size).
+    mask_rate: share of tokens selected for MLM. seed: initialisation, example order and masking, dropout.
+    eval_examples, eval_batch_size, eval_seed: the held-out report after training (0 examples skips it).
+    train: the loop's `TrainConfig`.
+    """
+
+    train_files: list[str] | None = None
+    validation_files: list[str] | None = None
+    tokenizer: str | None = None
+    text_field: str = "text"
+    model: str = "tiny"
+    model_overrides: dict = field(default_factory=dict)
+    max_length: int = 512
+    mask_rate: float = 0.15
+    seed: int = 0
+    eval_examples: int = 64
+    eval_batch_size: int = 8
+    eval_seed: int = 1234
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(out_dir="runs/text_mlm"))
+
+    def __post_init__(self):
+        from dnabird.pretraining.recipe import encoder_config
+
+        encoder_config(self)  # model settings and max_length fail here, when the config loads
+
+
+def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
+    """Train an MLM-only `PretrainingModel` on packed text, then (rank 0) report held-out bits per token and
+    per character; returns that report (written to `<out_dir>/report.json`)."""
+    from dnabird.model.heads import PretrainingModel
+    from dnabird.pretraining.objective import mlm_loss
+    from dnabird.pretraining.recipe import encoder_config
+    from dnabird.text.training import train_and_save
+
+    for name in ("train_files", "tokenizer"):
+        if getattr(config, name) is None:
+            raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
+    tokenizer = TextTokenizer.load(config.tokenizer)
+    model_config = encoder_config(config, tokenizer.vocab_size)
+    stream = pack_documents(tokenizer, read_documents(config.train_files, text_field=config.text_field))
+    examples = PackedTextExamples(stream, tokenizer, max_length=config.max_length, mask_rate=config.mask_rate,
+                                  seed=config.seed)
+    model, ctx = train_and_save(lambda: PretrainingModel(model_config, seed=config.seed, nsp=False), mlm_loss,
+                                examples, collate, config.train, seed=config.seed, resume=resume,
+                                run_info={"text_mlm": dataclasses.asdict(config), "train_tokens": len(stream)},
+                                tokenizer_path=tokenizer.path)
+    report = {}
+    if ctx.is_main and config.validation_files and config.eval_examples:
+        heldout = PackedTextExamples(pack_documents(tokenizer, read_documents(config.validation_files,
+                                                                              text_field=config.text_field)),
+                                     tokenizer, max_length=config.max_length, mask_rate=config.mask_rate,
+                                     seed=config.eval_seed, shuffle=False)
+        report = evaluate_mlm(model, heldout, char_lengths=tokenizer.char_lengths(),
+                              unigram=unigram_log_probs(stream, tokenizer.vocab_size, tokenizer.special_ids),
+                              num_examples=config.eval_examples, batch_size=config.eval_batch_size, device=ctx.device)
+        write_json_atomic(Path(config.train.out_dir) / "report.json", report)
+        print(format_mlm_report(report))
+    return report
+
+
+def load_config(path: str | os.PathLike, overrides=()) -> TextMLMConfig:
+    """A text MLM YAML (the keys of `TextMLMConfig`) with `key.sub=value` overrides."""
+    from dnabird.config import apply_overrides, build_config, read_yaml
+
+    return build_config(TextMLMConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))

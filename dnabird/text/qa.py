@@ -1,0 +1,164 @@
+"""Extractive question answering (SQuAD; TriviaQA as Longformer runs it): inputs, span decoding, evaluation.
+
+Each question becomes one input `[CLS] question [SEP] context [SEP]` of `max_length` tokens (the context
+truncated to fit, as Longformer keeps the first 4,096 tokens), with global attention on [CLS] and the
+question's tokens (`global_attention_mask`, per example). Gold spans are the context tokens covering each
+located answer (every occurrence for TriviaQA); a question whose answer is not in the input points at
+[CLS], as BERT's SQuAD recipe does. A prediction is the span (start ≤ end, at most `max_answer_tokens`,
+inside the context) maximising start logit + end logit, read back from the context's characters; questions
+sharing a key (TriviaQA Wikipedia: one question, several documents) keep their best-scoring span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from dnabird.data.squad import QAExample
+from dnabird.data.text_tokenizer import TextTokenizer
+from dnabird.errors import ParameterError
+from dnabird.text.qa_metrics import evaluate
+from dnabird.train import LossOutput
+
+
+@dataclass
+class QAInputs:
+    """Encoded questions: arrays [N, L] and, per example, where its context tokens sit and their spans."""
+
+    input_ids: np.ndarray  # int64
+    attention_mask: np.ndarray  # bool
+    global_attention_mask: np.ndarray  # bool: [CLS] and the question
+    start_targets: np.ndarray  # bool
+    end_targets: np.ndarray  # bool
+    context_start: np.ndarray  # int: token index of the first context token
+    context_spans: list[list[tuple[int, int]]]  # character span of each kept context token
+    answer_in_input: np.ndarray  # bool: some gold span survived truncation
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+    def __getitem__(self, index: int) -> dict[str, np.ndarray]:
+        return {"input_ids": self.input_ids[index], "attention_mask": self.attention_mask[index],
+                "global_attention_mask": self.global_attention_mask[index],
+                "start_targets": self.start_targets[index], "end_targets": self.end_targets[index]}
+
+
+def token_span(spans: Sequence[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
+    """The first and last token (indices into `spans`) covering characters [start, end), or None when the
+    kept tokens do not reach the whole answer."""
+    first = next((i for i, (a, b) in enumerate(spans) if b > start and a < b), None)
+    last = next((i for i in range(len(spans) - 1, -1, -1) if spans[i][0] < end and spans[i][0] < spans[i][1]),
+                None)
+    if first is None or last is None or last < first or spans[last][1] < end:
+        return None
+    return first, last
+
+
+def encode_questions(examples: Sequence[QAExample], tokenizer: TextTokenizer, *, max_length: int,
+                     max_question_tokens: int = 64) -> QAInputs:
+    """`[CLS] question [SEP] context [SEP]` per example, padded to `max_length`, with its global-attention
+    mask and gold span targets (see the module docstring)."""
+    n = len(examples)
+    if max_length < max_question_tokens + 8:
+        raise ParameterError("max_length", max_length, f">= max_question_tokens + 8 = {max_question_tokens + 8}")
+    ids = np.full((n, max_length), tokenizer.pad_id, dtype=np.int64)
+    real, is_global = np.zeros((n, max_length), bool), np.zeros((n, max_length), bool)
+    starts, ends = np.zeros((n, max_length), bool), np.zeros((n, max_length), bool)
+    context_start, found, all_spans = np.zeros(n, np.int64), np.zeros(n, bool), []
+    questions = tokenizer.encode([e.question for e in examples])
+    contexts = tokenizer.encode([e.context for e in examples])
+    for row, (example, question, context) in enumerate(zip(examples, questions, contexts, strict=True)):
+        question = question[:max_question_tokens]
+        room = max_length - len(question) - 3
+        spans = tokenizer.offsets(example.context)[:room]
+        tokens = [tokenizer.cls_id, *question, tokenizer.sep_id, *context[:room], tokenizer.sep_id]
+        ids[row, :len(tokens)] = tokens
+        real[row, :len(tokens)] = True
+        is_global[row, :len(question) + 1] = True
+        offset = context_start[row] = len(question) + 2
+        for answer in example.located_answers():
+            span = token_span(spans, answer.start, answer.end)
+            if span is not None:
+                starts[row, offset + span[0]] = ends[row, offset + span[1]] = True
+                found[row] = True
+        if not found[row]:
+            starts[row, 0] = ends[row, 0] = True  # [CLS]: no answer in the input
+        all_spans.append(spans)
+    return QAInputs(ids, real, is_global, starts, ends, context_start, all_spans, found)
+
+
+def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
+    return {key: torch.from_numpy(np.stack([e[key] for e in examples])) for key in examples[0]}
+
+
+def span_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], step: int) -> LossOutput:
+    """The span model's loss (gold occurrences marginalised), with global attention on the question."""
+    out = model(batch["input_ids"], batch["attention_mask"], start_targets=batch["start_targets"],
+                end_targets=batch["end_targets"], step=step, global_attention_mask=batch["global_attention_mask"])
+    start_hit = batch["start_targets"].gather(1, out.start_logits.argmax(-1)[:, None])  # [B, 1]
+    metrics = {"start_acc": (start_hit.sum(), torch.tensor(float(len(start_hit))))}
+    return LossOutput(out.loss, int(batch["attention_mask"].sum()), metrics)
+
+
+def best_spans(start_logits: torch.Tensor, end_logits: torch.Tensor, context_start: torch.Tensor,
+               context_length: torch.Tensor, max_answer_tokens: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The best span of each row: (start, end) token indices and score start + end logit, among spans with
+    start ≤ end < start + max_answer_tokens inside [context_start, context_start + context_length)."""
+    batch, length = start_logits.shape
+    ends = F.pad(end_logits, (0, max_answer_tokens - 1), value=float("-inf")).unfold(1, max_answer_tokens, 1)
+    scores = start_logits[:, :, None] + ends  # [B, L, A]: start s, end s + a
+    position = torch.arange(length, device=start_logits.device)
+    inside = (position >= context_start[:, None]) & (position < (context_start + context_length)[:, None])
+    end_inside = F.pad(inside, (0, max_answer_tokens - 1), value=False).unfold(1, max_answer_tokens, 1)
+    scores = scores.masked_fill(~(inside[:, :, None] & end_inside), float("-inf"))
+    flat = scores.flatten(1).argmax(-1)
+    start, width = flat // max_answer_tokens, flat % max_answer_tokens
+    return start, start + width, scores.flatten(1).gather(1, flat[:, None]).squeeze(1)
+
+
+@torch.no_grad()
+def predict(model: torch.nn.Module, examples: Sequence[QAExample], inputs: QAInputs, *, max_answer_tokens: int = 30,
+            batch_size: int = 8, group_by_question: bool = False, device="cpu") -> dict[str, str]:
+    """{key: answer text} for every example; the key is the example id, or its part before "--" when
+    `group_by_question` (keeping the best-scoring span over that question's documents)."""
+    model.eval().to(device)
+    best: dict[str, tuple[float, str]] = {}
+    for start in range(0, len(inputs), batch_size):
+        rows = range(start, min(len(inputs), start + batch_size))
+        batch = {k: v.to(device) for k, v in collate([inputs[i] for i in rows]).items()}
+        out = model(batch["input_ids"], batch["attention_mask"],
+                    global_attention_mask=batch["global_attention_mask"])
+        lengths = torch.tensor([len(inputs.context_spans[i]) for i in rows], device=device)
+        first, last, score = best_spans(out.start_logits, out.end_logits,
+                                        torch.as_tensor(inputs.context_start[list(rows)], device=device), lengths,
+                                        max_answer_tokens)
+        for i, s, e, value in zip(rows, first.tolist(), last.tolist(), score.tolist(), strict=True):
+            example, spans, offset = examples[i], inputs.context_spans[i], int(inputs.context_start[i])
+            text = example.context[spans[s - offset][0]:spans[e - offset][1]].strip() if spans else ""
+            key = example.id.split("--")[0] if group_by_question else example.id
+            if key not in best or value > best[key][0]:
+                best[key] = (value, text)
+    return {key: text for key, (_, text) in best.items()}
+
+
+def gold_answers(examples: Sequence[QAExample], *, group_by_question: bool = False) -> dict[str, list[str]]:
+    """{key: gold answer texts}, keyed as `predict` keys its answers."""
+    golds: dict[str, list[str]] = {}
+    for example in examples:
+        key = example.id.split("--")[0] if group_by_question else example.id
+        golds.setdefault(key, []).extend(example.gold_texts)
+    return golds
+
+
+def qa_report(predictions: dict[str, str], examples: Sequence[QAExample], inputs: QAInputs, *,
+              normalization: str = "squad", group_by_question: bool = False) -> dict:
+    """EM and F1 (× 100, official normalisation) plus how many answers survived truncation."""
+    report = evaluate(predictions, gold_answers(examples, group_by_question=group_by_question),
+                      normalization=normalization)
+    report["answer_in_input"] = float(inputs.answer_in_input.mean()) if len(inputs) else 0.0
+    report["normalization"] = normalization
+    return report
