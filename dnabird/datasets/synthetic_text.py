@@ -1,10 +1,13 @@
 """Generated text for the NLP track's tests and demos: nothing is downloaded, the same seed gives the same bytes.
 
-- `long_range_example` / `write_long_range`: a classification task whose label needs evidence far apart. A
-  document of `length` tokens (counting [CLS] and [SEP] around its words) states `secret X` within its first
-  100 tokens and asks `query Y` within its last 100; between and around them lies filler text sprinkled with
-  the same value words (distractors). The label is "match" when X = Y, else "differ" (balanced). The last 128
-  tokens never hold the secret, so a model that keeps only them is at chance. `solve_long_range` reads the
+- `long_range_example` / `write_long_range`: a classification task whose label needs evidence far apart
+  (associative recall). A document of `length` tokens (counting [CLS] and [SEP] around its words; one token
+  per word) stores two keys within its first 100 tokens, `secret-a-X` and `secret-b-Z` (X, Z value words),
+  and asks `query-a` or `query-b` within its last 100; filler text sprinkled with bare value words
+  (distractors) lies between and around them. The label is the class of the queried key's value ("warm" for
+  red, amber, coral, orange; "cool" for blue, green, violet, teal), balanced. The last 128 tokens never hold
+  a key, so a model that keeps only them is at chance; a bag of words of the whole document reaches about
+  75 % (the label is the class of a stored value; which one needs the query). `solve_long_range` reads the
   label back from the text alone (the independent check of the generator).
 - `markov_words`: word streams with learnable structure (each pseudo-word has a few likely successors);
   `write_text8` (a–z and space, one line, text8's format), `write_documents` (plain-text documents separated
@@ -22,9 +25,11 @@ import numpy as np
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_text_atomic
 
-VALUES = ("red", "green", "blue", "amber", "violet", "coral", "ivory", "olive")
+WARM, COOL = ("red", "amber", "coral", "orange"), ("blue", "green", "violet", "teal")
+VALUES = WARM + COOL
+KEYS = ("a", "b")
 KEY_CUE, QUERY_CUE = "secret", "query"
-LABELS = ("differ", "match")
+LABELS = ("cool", "warm")
 EDGE = 100  # the key lies in the first EDGE tokens, the query in the last EDGE
 TRUNCATED = 128  # the truncated baseline's view: the last TRUNCATED tokens
 SYLLABLES = ("ka", "lo", "mi", "ne", "pu", "ra", "si", "to", "vu", "ze", "bo", "di", "fa", "gu", "he", "jo")
@@ -34,7 +39,7 @@ def pseudo_words(count: int, seed: int) -> list[str]:
     """`count` distinct pronounceable words of 2-3 syllables (never a value word or cue)."""
     rng = np.random.default_rng((seed, 17))
     words: list[str] = []
-    reserved = {*VALUES, KEY_CUE, QUERY_CUE}
+    reserved = set(VALUES)
     while len(words) < count:
         word = "".join(rng.choice(SYLLABLES, size=int(rng.integers(2, 4))))
         if word not in reserved and word not in words:
@@ -61,35 +66,41 @@ def long_range_example(length: int, rng: np.random.Generator, filler: list[str],
                        distractor_rate: float = 0.08) -> dict:
     """One document of the long-range task, {"text", "label"}; `length` counts [CLS] and [SEP]."""
     if length < EDGE + TRUNCATED + 8:
-        raise ParameterError("length", length, f">= {EDGE + TRUNCATED + 8} tokens (key and truncated view apart)")
+        raise ParameterError("length", length, f">= {EDGE + TRUNCATED + 8} tokens (keys and truncated view apart)")
     words = length - 2
-    label = int(rng.integers(2))
-    key = str(rng.choice(VALUES))
-    query = key if label else str(rng.choice([v for v in VALUES if v != key]))
-    text = [str(rng.choice(VALUES)) if rng.random() < distractor_rate else str(rng.choice(filler))
-            for _ in range(words)]
-    key_at = int(rng.integers(0, EDGE - 3))  # token index key_at + 1 ([CLS] first): value within EDGE tokens
-    query_at = int(rng.integers(words - EDGE + 1, words - 2))
-    text[key_at:key_at + 2] = [KEY_CUE, key]
-    text[query_at:query_at + 2] = [QUERY_CUE, query]
-    return {"text": " ".join(text), "label": LABELS[label]}
+    is_value = rng.random(words) < distractor_rate
+    text = np.where(is_value, np.asarray(VALUES)[rng.integers(len(VALUES), size=words)],
+                    np.asarray(filler)[rng.integers(len(filler), size=words)]).tolist()
+    stored = {key: str(VALUES[rng.integers(len(VALUES))]) for key in KEYS}
+    first, second = sorted(rng.choice(EDGE - 1, size=2, replace=False))  # token index = word index + 1 < EDGE
+    for at, key in zip((first, second), rng.permutation(KEYS), strict=True):
+        text[at] = f"{KEY_CUE}-{key}-{stored[key]}"
+    queried = str(KEYS[rng.integers(len(KEYS))])
+    text[int(rng.integers(words - EDGE + 1, words))] = f"{QUERY_CUE}-{queried}"  # token index >= length - EDGE
+    return {"text": " ".join(text), "label": LABELS[stored[queried] in WARM]}
 
 
 def solve_long_range(text: str) -> str:
-    """The label of a long-range document from its text alone: find `secret X` and `query Y` (each exactly
-    once, where the task puts them) and compare."""
+    """The label of a long-range document from its text alone: find the stored keys (`secret-<key>-<value>`,
+    each key once, in the first EDGE tokens) and the query (`query-<key>`, once, in the last EDGE), and
+    classify the queried key's value."""
     words = text.split()
-    found = {}
-    for cue in (KEY_CUE, QUERY_CUE):
-        places = [i for i, w in enumerate(words) if w == cue]
-        if len(places) != 1 or places[0] + 1 >= len(words) or words[places[0] + 1] not in VALUES:
-            raise InputFormatError(f"expected one {cue!r} followed by a value, found it at {places}")
-        found[cue] = places[0]
-    # token index = word index + 1 ([CLS] first): both key words within the first EDGE tokens, both query
-    # words within the last EDGE of the len(words) + 2 tokens
-    if found[KEY_CUE] > EDGE - 3 or found[QUERY_CUE] < len(words) - EDGE + 1:
-        raise InputFormatError(f"key at word {found[KEY_CUE]} or query at word {found[QUERY_CUE]} out of place")
-    return LABELS[int(words[found[KEY_CUE] + 1] == words[found[QUERY_CUE] + 1])]
+    tokens = len(words) + 2  # [CLS] words [SEP]: token index = word index + 1
+    stored, queries = {}, []
+    for index, word in enumerate(words):
+        cue, _, rest = word.partition("-")
+        if cue == KEY_CUE:
+            key, _, value = rest.partition("-")
+            if key in stored or value not in VALUES or index + 1 >= EDGE:
+                raise InputFormatError(f"key word {word!r} at word {index} repeated, malformed or out of place")
+            stored[key] = value
+        elif cue == QUERY_CUE:
+            if index + 1 < tokens - EDGE:
+                raise InputFormatError(f"query word {word!r} at word {index} out of place")
+            queries.append(rest)
+    if len(queries) != 1 or queries[0] not in stored:
+        raise InputFormatError(f"expected one query of a stored key {sorted(stored)}, found {queries}")
+    return LABELS[stored[queries[0]] in WARM]
 
 
 def write_long_range(out_dir: str | os.PathLike, *, length: int, sizes: dict[str, int], seed: int = 0) -> dict:

@@ -86,8 +86,9 @@ def evaluation_windows(start: int, end: int, *, context: int, stride: int) -> li
     """(window start, window end, first scored position) triples: window ends step by `stride` from `start`,
     each window holds up to `context` bytes before its end and scores [max(first, start), end); together they
     score every position of [start, end) once (position 0 of the file excepted)."""
-    if not 0 < stride <= context:
-        raise ParameterError("stride", stride, f"an integer in [1, context={context}]")
+    if not 0 < stride < context:
+        raise ParameterError("stride", stride, f"an integer in [1, context={context}) (a window holds at least "
+                             "one byte before those it scores)")
     windows = []
     for scored_start in range(max(start, 1), end, stride):
         scored_end = min(scored_start + stride, end)

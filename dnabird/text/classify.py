@@ -94,23 +94,6 @@ def encode_documents(tokenizer: TextTokenizer, texts: list[str], *, max_length: 
     return ids
 
 
-class ClassificationExamples(torch.utils.data.Dataset):
-    """Index-addressed examples over epochs: global index g is epoch g // N, slot g % N of a permutation
-    drawn from (seed, epoch)."""
-
-    def __init__(self, ids: np.ndarray, labels: np.ndarray, *, seed: int = 0, shuffle: bool = True):
-        self.ids, self.labels, self.seed, self.shuffle = ids, labels, seed, shuffle
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    def __getitem__(self, global_index: int) -> dict[str, np.ndarray]:
-        epoch, position = divmod(int(global_index), len(self))
-        index = np.random.default_rng((self.seed, epoch)).permutation(len(self))[position] if self.shuffle \
-            else position
-        return {"input_ids": self.ids[index], "labels": self.labels[index]}
-
-
 def collate_for(spec: TaskSpec, pad_id: int):
     """The collate function of a task: ids, attention mask, zero segments, labels (float for binary)."""
     def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
@@ -206,7 +189,7 @@ def classify(config: TextClassifyConfig, *, resume: bool = False) -> dict:
     `<out_dir>/report.json`)."""
     from dnabird.model.checkpoint import load_encoder_for_finetuning
     from dnabird.model.heads import model_for_task
-    from dnabird.text.training import train_and_save
+    from dnabird.text.training import EpochShuffled, train_and_save
 
     data = config.data
     for name, value in (("data.train", data.train), ("data.test", data.test), ("tokenizer", config.tokenizer)):
@@ -217,8 +200,9 @@ def classify(config: TextClassifyConfig, *, resume: bool = False) -> dict:
     spec = label_spec(labels, max_length=config.max_length, positive=data.positive_label,
                       tokenizer_hash=tokenizer.hash)
     targets = label_targets(spec, labels, "train")
-    examples = ClassificationExamples(encode_documents(tokenizer, texts, max_length=config.max_length,
-                                                       keep=config.keep), targets, seed=config.seed)
+    ids = encode_documents(tokenizer, texts, max_length=config.max_length, keep=config.keep)
+    examples = EpochShuffled([{"input_ids": row, "labels": target} for row, target in zip(ids, targets, strict=True)],
+                             seed=config.seed)
 
     def build_model():
         if config.pretrained is not None:

@@ -29,6 +29,7 @@ from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.model.heads import IGNORE_INDEX
+from dnabird.text.training import EpochShuffled
 from dnabird.train import TrainConfig
 
 
@@ -51,11 +52,9 @@ def pack_documents(tokenizer: TextTokenizer, documents, *, batch: int = 256) -> 
     return np.concatenate(parts)
 
 
-class PackedTextExamples(torch.utils.data.Dataset):
-    """Masked examples of `max_length` tokens cut from a token stream (see the module docstring).
-
-    special_ids: ids never masked (None: dnabird's layout, ids below 5).
-    """
+class PackedTextExamples(EpochShuffled):
+    """Masked examples of `max_length` tokens cut from a token stream (see the module docstring); the
+    tokenizer's special ids are never masked nor drawn as replacements."""
 
     def __init__(self, stream: np.ndarray, tokenizer: TextTokenizer, *, max_length: int, mask_rate: float = 0.15,
                  seed: int = 0, shuffle: bool = True):
@@ -63,31 +62,21 @@ class PackedTextExamples(torch.utils.data.Dataset):
             raise ParameterError("max_length", max_length, "an integer >= 8")
         if not 0.0 < mask_rate < 1.0:
             raise ParameterError("mask_rate", mask_rate, "a fraction in (0, 1)")
+        super().__init__(seed=seed, shuffle=shuffle)
         self.stream, self.max_length, self.mask_rate = stream, max_length, mask_rate
-        self.seed, self.shuffle = seed, shuffle
         self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
         self.mask_id, self.vocab_size = tokenizer.mask_id, tokenizer.vocab_size
         specials = sorted(tokenizer.special_ids)
         self.special_ids = None if specials == list(range(5)) else np.asarray(specials)
-        self._order_cache: tuple[int, np.ndarray] | None = None
 
     def __len__(self) -> int:
         """Examples per epoch (the last one may be shorter, then padded)."""
         return -(-len(self.stream) // (self.max_length - 2))
 
-    def _order(self, epoch: int) -> np.ndarray:
-        if not self.shuffle:
-            return np.arange(len(self))
-        if self._order_cache is None or self._order_cache[0] != epoch:
-            self._order_cache = (epoch, np.random.default_rng((self.seed, epoch)).permutation(len(self)))
-        return self._order_cache[1]
-
-    def __getitem__(self, global_index: int) -> dict[str, np.ndarray]:
-        epoch, index = divmod(int(global_index), len(self))
-        chunk = int(self._order(epoch)[index])
+    def example(self, chunk: int, epoch: int) -> dict[str, np.ndarray]:
         body = self.stream[chunk * (self.max_length - 2):(chunk + 1) * (self.max_length - 2)].astype(np.int64)
         ids = np.concatenate([[self.cls_id], body, [self.sep_id]])
-        rng = np.random.default_rng((self.seed, epoch, index, 2))
+        rng = np.random.default_rng((self.seed, epoch, chunk, 2))
         masked, labels = mask_tokens(ids, rng, rate=self.mask_rate, vocab_size=self.vocab_size,
                                      mask_id=self.mask_id, special_ids=self.special_ids)
         pad = self.max_length - len(ids)

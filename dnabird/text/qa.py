@@ -11,8 +11,10 @@ sharing a key (TriviaQA Wikipedia: one question, several documents) keep their b
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -21,8 +23,9 @@ import torch.nn.functional as F
 from dnabird.data.squad import QAExample
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
-from dnabird.text.qa_metrics import evaluate
-from dnabird.train import LossOutput
+from dnabird.io import write_json_atomic
+from dnabird.text.qa_metrics import NORMALIZERS, evaluate
+from dnabird.train import LossOutput, TrainConfig
 
 
 @dataclass
@@ -162,3 +165,123 @@ def qa_report(predictions: dict[str, str], examples: Sequence[QAExample], inputs
     report["answer_in_input"] = float(inputs.answer_in_input.mean()) if len(inputs) else 0.0
     report["normalization"] = normalization
     return report
+
+
+
+@dataclass
+class QAData:
+    """The SQuAD-format splits of a QA task and how they are scored.
+
+    train, validation: SQuAD-format JSON files (TriviaQA converted by `triviaqa_to_squad`); null inside
+        `dnabird run`: the `text_data` stage's generated SQuAD files.
+    normalization: "squad" or "triviaqa" (the EM/F1 rules); group_by_question: one answer per question over
+        its documents (TriviaQA Wikipedia, ids `QuestionId--Filename`).
+    """
+
+    train: str | None = None
+    validation: str | None = None
+    normalization: str = "squad"
+    group_by_question: bool = False
+
+
+@dataclass
+class QAConfig:
+    """Settings of one extractive-QA run (the keys of a `--config` YAML or a `text_qa:` section).
+
+    data: the splits (`QAData`).
+    tokenizer: a sentencepiece `.model`; null inside `dnabird run`: the `text_tokenizer` stage's.
+    pretrained: a pretrained checkpoint directory whose encoder is fine-tuned, or null to train from scratch.
+    model, model_overrides: the encoder trained from scratch; its attention must be a Longformer pattern
+        (global attention goes on the question's tokens).
+    max_length: tokens per input; max_question_tokens: longest question kept; max_answer_tokens: longest span.
+    eval_batch_size, seed; train: the loop's `TrainConfig`.
+    """
+
+    data: QAData = field(default_factory=QAData)
+    tokenizer: str | None = None
+    pretrained: str | None = None
+    model: str = "tiny"
+    model_overrides: dict = field(default_factory=lambda: {"attention": {"type": "longformer", "window": 64,
+                                                                         "block_size": 32}})
+    max_length: int = 512
+    max_question_tokens: int = 64
+    max_answer_tokens: int = 30
+    eval_batch_size: int = 8
+    seed: int = 0
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(out_dir="runs/text_qa", warmup_steps=10))
+
+    def __post_init__(self):
+        if self.data.normalization not in NORMALIZERS:
+            raise ParameterError("data.normalization", self.data.normalization, f"one of {sorted(NORMALIZERS)}")
+        if self.pretrained is None:
+            _encoder_settings(self)  # model settings fail here, when the config loads
+
+
+QA_SPEC = {"task": "qa", "problem": "span", "labels": ("start", "end")}
+
+
+def _encoder_settings(config: QAConfig, vocab_size: int | None = None):
+    from dnabird.attention import Longformer
+    from dnabird.pretraining.recipe import encoder_config
+
+    settings = encoder_config(config, vocab_size)
+    if not all(isinstance(settings.pattern(layer), Longformer) for layer in range(settings.num_layers)):
+        raise ParameterError("model_overrides.attention", settings.attention,
+                             "a longformer pattern in every layer (global attention goes on the question's tokens)")
+    return settings
+
+
+def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
+    """Train a span model, then answer the validation questions and report EM/F1 (`<out_dir>/report.json`,
+    `<out_dir>/predictions.json`)."""
+    from dnabird.data.squad import read_squad
+    from dnabird.model.checkpoint import load_encoder_for_finetuning
+    from dnabird.model.heads import SpanExtractor
+    from dnabird.model.task_spec import TaskSpec
+    from dnabird.text.training import EpochShuffled, train_and_save
+
+    for name, value in (("data.train", config.data.train), ("tokenizer", config.tokenizer)):
+        if value is None:
+            raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
+    tokenizer = TextTokenizer.load(config.tokenizer)
+    spec = TaskSpec(**QA_SPEC, eval_length=config.max_length, tokenizer_hash=tokenizer.hash)
+    train_file = read_squad(config.data.train)
+    answerable = [e for e in train_file.examples if e.located_answers()]
+    inputs = encode_questions(answerable, tokenizer, max_length=config.max_length,
+                              max_question_tokens=config.max_question_tokens)
+
+    def build_model():
+        if config.pretrained is not None:
+            return load_encoder_for_finetuning(config.pretrained, spec, seed=config.seed)[0]
+        return SpanExtractor(_encoder_settings(config, tokenizer.vocab_size), seed=config.seed)
+
+    examples = EpochShuffled(inputs, seed=config.seed)
+    model, ctx = train_and_save(build_model, span_loss, examples, collate, config.train, seed=config.seed,
+                                resume=resume, run_info={"text_qa": dataclasses.asdict(config),
+                                                         "train_questions": len(answerable)},
+                                tokenizer_path=tokenizer.path, task=spec)
+    report = {"train_questions": len(answerable), "train_answers_mismatched": train_file.mismatched}
+    if ctx.is_main and config.data.validation is not None:
+        heldout = read_squad(config.data.validation).examples
+        heldout_inputs = encode_questions(heldout, tokenizer, max_length=config.max_length,
+                                          max_question_tokens=config.max_question_tokens)
+        predictions = predict(model, heldout, heldout_inputs, max_answer_tokens=config.max_answer_tokens,
+                              batch_size=config.eval_batch_size, group_by_question=config.data.group_by_question,
+                              device=ctx.device)
+        report["validation"] = qa_report(predictions, heldout, heldout_inputs, normalization=config.data.normalization,
+                                         group_by_question=config.data.group_by_question)
+        out_dir = Path(config.train.out_dir)
+        write_json_atomic(out_dir / "predictions.json", predictions)
+        write_json_atomic(out_dir / "report.json", report)
+        row = report["validation"]
+        print(f"validation: EM {row['exact_match']:.1f}  F1 {row['f1']:.1f} over {row['questions']} questions "
+              f"({config.data.normalization} normalisation; answer kept in the input: {row['answer_in_input']:.0%})")
+    return report
+
+
+
+def load_config(path, overrides=()) -> QAConfig:
+    """A QA YAML (the keys of `QAConfig`) with `key.sub=value` overrides."""
+    from dnabird.config import apply_overrides, build_config, read_yaml
+
+    return build_config(QAConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))

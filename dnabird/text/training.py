@@ -1,8 +1,9 @@
-"""What every text recipe does around the one training loop: build the encoder config, train, save.
+"""What every text recipe does around the one training loop: epoch-shuffled examples, train, save.
 
-`encoder_settings` and the resume check come from the pretraining recipe (one copy); `train_and_save` calls
-`dnabird.train.train` with safetensors checkpoints that carry the tokenizer (and the task's `task.json`), then
-writes the final model to `<out_dir>/model`.
+`EpochShuffled` addresses examples by a global index over epochs (what `dnabird.train.train` reads);
+`train_and_save` calls the loop with safetensors checkpoints that carry the tokenizer (and the task's
+`task.json`), checks a resumed run's model config (the pretraining recipe's check), then writes the final
+model to `<out_dir>/model`. Fine-tuning tasks (classification, QA) use it until `dnabird.finetune` lands.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from dnabird.model.checkpoint import load_weights, read_config, read_tensors, save_checkpoint
@@ -55,3 +57,31 @@ def resumable(train_config: TrainConfig) -> bool:
 def with_out_dir(config, out_dir: Path):
     """`config` (with a `train: TrainConfig`) writing into `out_dir`."""
     return dataclasses.replace(config, train=dataclasses.replace(config.train, out_dir=str(out_dir)))
+
+
+class EpochShuffled(torch.utils.data.Dataset):
+    """Examples addressed by a global index over epochs: index g is epoch g // N, slot g % N of a permutation
+    drawn from (seed, epoch) (identity without `shuffle`). `example(index, epoch)` builds slot `index`; by
+    default it is `items[index]`, and a subclass may draw randomness from (seed, epoch, index) only."""
+
+    def __init__(self, items=None, *, seed: int = 0, shuffle: bool = True):
+        self.items, self.seed, self.shuffle = items, seed, shuffle
+        self._order: tuple[int, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        """Examples per epoch."""
+        return len(self.items)
+
+    def order(self, epoch: int) -> np.ndarray:
+        if not self.shuffle:
+            return np.arange(len(self))
+        if self._order is None or self._order[0] != epoch:
+            self._order = (epoch, np.random.default_rng((self.seed, epoch)).permutation(len(self)))
+        return self._order[1]
+
+    def __getitem__(self, global_index: int):
+        epoch, position = divmod(int(global_index), len(self))
+        return self.example(int(self.order(epoch)[position]), epoch)
+
+    def example(self, index: int, epoch: int):
+        return self.items[index]

@@ -30,53 +30,56 @@ def test_labels_agree_with_the_solver_and_evidence_sits_at_both_ends(length):
     filler = pseudo_words(300, 0)
     examples = [long_range_example(length, rng, filler) for _ in range(400)]
     assert all(solve_long_range(e["text"]) == e["label"] for e in examples)
-    assert 0.4 < Counter(e["label"] for e in examples)["match"] / 400 < 0.6
+    assert 0.4 < Counter(e["label"] for e in examples)["warm"] / 400 < 0.6
     for example in examples:
         tokens = ["[CLS]", *example["text"].split(), "[SEP]"]  # one token per word (a word tokenizer)
         assert len(tokens) == length
-        assert "secret" in tokens[:EDGE] and tokens.index("secret") + 1 < EDGE
-        assert "query" in tokens[-EDGE:]
-        assert "secret" not in tokens[-TRUNCATED:]  # the truncated view never holds the key
+        keys = [i for i, t in enumerate(tokens) if t.startswith("secret-")]
+        queries = [i for i, t in enumerate(tokens) if t.startswith("query-")]
+        assert len(keys) == 2 and len(queries) == 1 and max(keys) < EDGE and queries[0] >= length - EDGE
+        assert max(keys) < length - TRUNCATED  # the truncated view never holds a key
         assert sum(t in VALUES for t in tokens) > 4  # distractor values between
 
 
-def test_the_last_128_tokens_alone_predict_at_chance():
+def bag_of_words_accuracy(view):
+    from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
 
     rng = np.random.default_rng(1)
     filler = pseudo_words(300, 0)
-    vocabulary = {word: i for i, word in enumerate([*filler, *VALUES, "secret", "query"])}
+    train = [long_range_example(256, rng, filler) for _ in range(1000)]
+    test = [long_range_example(256, rng, filler) for _ in range(600)]
 
-    def features(examples, window):
-        rows = np.zeros((len(examples), 2 * len(vocabulary)))
-        for row, example in enumerate(examples):
-            words = example["text"].split()[-window:]
-            for word in words:
-                rows[row, vocabulary[word]] += 1
-            query = words.index("query")  # the queried value as its own feature
-            rows[row, len(vocabulary) + vocabulary[words[query + 1]]] = 1
-        return rows
+    def texts(examples):
+        keep = TRUNCATED - 1 if view == "last 128 tokens" else None  # the last 127 words and [SEP]
+        return [" ".join(e["text"].split()[-keep:] if keep else e["text"].split()) for e in examples]
 
-    train = [long_range_example(256, rng, filler) for _ in range(1500)]
-    test = [long_range_example(256, rng, filler) for _ in range(1000)]
-    y_train, y_test = ([e["label"] for e in split] for split in (train, test))
-    tail = LogisticRegression(max_iter=3000).fit(features(train, TRUNCATED - 2), y_train)
-    assert abs(tail.score(features(test, TRUNCATED - 2), y_test) - 0.5) < 0.06
-    # a view that includes the key makes the same features informative once the pair is known
-    whole = [(e["text"].split()[e["text"].split().index("secret") + 1], e["text"].split()[-EDGE:]) for e in test]
-    assert all((key in tail_words[tail_words.index("query") + 1]) == (e["label"] == "match")
-               for (key, tail_words), e in zip(whole, test, strict=True))
+    vectorizer = CountVectorizer(token_pattern=r"\S+").fit(texts(train))
+    model = LogisticRegression(max_iter=3000).fit(vectorizer.transform(texts(train)), [e["label"] for e in train])
+    assert all(solve_long_range(e["text"]) == e["label"] for e in test)  # while the whole text decides it
+    return model.score(vectorizer.transform(texts(test)), [e["label"] for e in test])
+
+
+def test_the_last_128_tokens_predict_at_chance():
+    assert abs(bag_of_words_accuracy("last 128 tokens") - 0.5) < 0.07  # 3.5 standard errors at 600 examples
+
+
+def test_a_bag_of_words_cannot_tell_which_key_is_queried():
+    # the stored values' classes agree with the label 75 % of the time; only the query says which one counts
+    assert 0.65 < bag_of_words_accuracy("whole document") < 0.82
 
 
 def test_solver_rejects_malformed_documents():
     rng = np.random.default_rng(2)
     text = long_range_example(256, rng, pseudo_words(300, 0))["text"]
-    with pytest.raises(InputFormatError, match="secret"):
-        solve_long_range(text + " secret red")
+    with pytest.raises(InputFormatError, match="one query"):
+        solve_long_range(text + " query-a")
     words = text.split()
-    key = words.index("secret")
-    moved = words[:key] + words[key + 2:]
-    moved[150:150] = words[key:key + 2]
+    key = next(i for i, w in enumerate(words) if w.startswith("secret-"))
+    with pytest.raises(InputFormatError, match="repeated"):
+        solve_long_range(" ".join(words[:key + 1] + [words[key]] + words[key + 2:]))
+    moved = words[:key] + words[key + 1:]
+    moved.insert(150, words[key])
     with pytest.raises(InputFormatError, match="out of place"):
         solve_long_range(" ".join(moved))
     with pytest.raises(ParameterError, match="length"):
