@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "dnabird.commands.corpus",
     "dnabird.commands.import_hf",
     "dnabird.commands.run",
+    "dnabird.commands.text",
     "dnabird.commands.tokenizer",
 )
 

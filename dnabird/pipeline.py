@@ -53,6 +53,12 @@ STAGE_MODULES = (
     "dnabird.stages.tokenizer",
     "dnabird.stages.shards",
     "dnabird.stages.pretrain",
+    "dnabird.stages.text_data",
+    "dnabird.stages.text_tokenizer",
+    "dnabird.stages.text_mlm",
+    "dnabird.stages.text_classify",
+    "dnabird.stages.text_qa",
+    "dnabird.stages.charlm",
 )
 PIPELINE_KEYS = ("out_dir", "seed")
 FINGERPRINT_BLOCK = 1 << 20

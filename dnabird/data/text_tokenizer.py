@@ -58,8 +58,12 @@ class TextTokenizerConfig:
     byte_fallback: unseen characters become their UTF-8 bytes instead of [UNK], so every text round-trips.
     sample_lines: lines (paragraphs) sampled into memory for training; seed: seed of the sample.
     text_field: the JSONL field holding a document.
+    files: the text files or directories to train on (plain text or JSONL); inside `dnabird run`, null means
+        the `text_data` stage's output named by `source` (e.g. "documents_train", "long_range_train").
     """
 
+    files: list[str] | str | None = None
+    source: str = "documents_train"
     vocab_size: int = 32000
     model_type: str = "unigram"
     byte_fallback: bool = True
@@ -258,8 +262,11 @@ class TextTokenizer:
 
 def train_on_files(paths, out: str | os.PathLike, config: TextTokenizerConfig | None = None) -> TextTokenizer:
     """Train a text tokenizer on the lines of the documents in `paths` (plain text or JSONL, see
-    `dnabird.data.text`)."""
+    `dnabird.data.text`; None: `config.files`)."""
     config = config or TextTokenizerConfig()
+    paths = config.files if paths is None else paths
+    if paths is None:
+        raise ParameterError("files", None, "text files or directories to train on")
     lines = (line for document in read_documents(paths, text_field=config.text_field)
              for line in document.split("\n"))
     return TextTokenizer.train(lines, out, vocab_size=config.vocab_size, model_type=config.model_type,

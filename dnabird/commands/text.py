@@ -1,0 +1,102 @@
+"""`dnabird text …`: the NLP track's commands — tokenizer, mlm, classify, qa, charlm, triviaqa-to-squad.
+
+Each training command reads a YAML of its config's keys (`--config`) with `key.sub=value` overrides; the
+same sections run as stages of `dnabird run` (pipelines/text_*.yaml, pipelines/charlm.yaml).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def tokenizer_train(args: argparse.Namespace) -> int:
+    from dnabird.data.text_tokenizer import TextTokenizerConfig, train_on_files
+
+    config = TextTokenizerConfig(vocab_size=args.vocab_size, model_type=args.model_type,
+                                 byte_fallback=not args.no_byte_fallback, sample_lines=args.sample_lines,
+                                 seed=args.seed, text_field=args.text_field)
+    tokenizer = train_on_files(args.files, args.out, config)
+    specials = ", ".join(f"{name}={getattr(tokenizer, name + '_id')}" for name in ("pad", "unk", "cls", "sep", "mask"))
+    print(f"wrote {args.out} (vocab {tokenizer.vocab_size}, sha256 {tokenizer.hash}; {specials})")
+    return 0
+
+
+def tokenizer_encode(args: argparse.Namespace) -> int:
+    from dnabird.data.text_tokenizer import TextTokenizer
+
+    tokenizer = TextTokenizer.load(args.model)
+    for text in args.texts or (line.rstrip("\n") for line in sys.stdin):
+        ids = tokenizer.encode(text)
+        if args.offsets:
+            print(" ".join(f"{token}:{start}-{end}"
+                           for token, (start, end) in zip(ids, tokenizer.offsets(text), strict=True)))
+        else:
+            print(" ".join(map(str, ids)))
+    return 0
+
+
+def _train(module: str, function: str):
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        recipe = importlib.import_module(module)
+        getattr(recipe, function)(recipe.load_config(args.config, args.overrides), resume=args.resume)
+        return 0
+    return run
+
+
+def triviaqa(args: argparse.Namespace) -> int:
+    from dnabird.data.squad import triviaqa_to_squad
+
+    counts = triviaqa_to_squad(args.qa_file, args.evidence_dir, args.out, max_words=args.max_words,
+                               keep_unanswered=not args.answered_only)
+    print(f"wrote {args.out}: {json.dumps(counts)}")
+    return 0
+
+
+TRAINING = {
+    "mlm": ("dnabird.text.mlm", "pretrain_text", "masked-LM pretraining on plain text or JSONL (MLM only, BPC)"),
+    "classify": ("dnabird.text.classify", "classify", "long-document classification (accuracy, F1)"),
+    "qa": ("dnabird.text.qa", "answer_questions", "extractive QA on SQuAD-format files (EM, F1)"),
+    "charlm": ("dnabird.text.charlm", "train_charlm", "character-level causal LM on text8/enwik8 files (BPC)"),
+}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("text", help="the NLP track: text tokenizer, MLM, classification, QA, char LM")
+    commands = parser.add_subparsers(title="text commands", metavar="COMMAND", required=True)
+
+    tokenizer = commands.add_parser("tokenizer", help="train a sentencepiece text tokenizer or encode text")
+    tok = tokenizer.add_subparsers(title="tokenizer commands", metavar="COMMAND", required=True)
+    trainer = tok.add_parser("train", help="train on plain-text or JSONL files")
+    trainer.add_argument("files", nargs="+", help="text files or directories (*.txt, *.jsonl)")
+    trainer.add_argument("--out", required=True, help="model file to write, e.g. text.model")
+    trainer.add_argument("--vocab-size", type=int, default=32000, help="pieces incl. 5 specials (default: %(default)s)")
+    trainer.add_argument("--model-type", default="unigram", choices=("unigram", "bpe", "word", "char"))
+    trainer.add_argument("--no-byte-fallback", action="store_true", help="unseen characters become [UNK]")
+    trainer.add_argument("--sample-lines", type=int, default=1_000_000, help="lines sampled for training")
+    trainer.add_argument("--text-field", default="text", help="JSONL field holding a document")
+    trainer.add_argument("--seed", type=int, default=0, help="sampling seed")
+    trainer.set_defaults(func=tokenizer_train)
+    encoder = tok.add_parser("encode", help="print token ids of texts (arguments or stdin lines)")
+    encoder.add_argument("--model", required=True, help="sentencepiece model (trained here or e.g. spiece.model)")
+    encoder.add_argument("texts", nargs="*", help="texts; none: read stdin")
+    encoder.add_argument("--offsets", action="store_true", help="print id:start-end character spans")
+    encoder.set_defaults(func=tokenizer_encode)
+
+    for name, (module, function, help_text) in TRAINING.items():
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("--config", required=True, help="YAML with the keys of the run's config")
+        command.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
+        command.add_argument("overrides", nargs="*", metavar="key.sub=value", help="override config values")
+        command.set_defaults(func=_train(module, function))
+
+    convert = commands.add_parser("triviaqa-to-squad", help="convert TriviaQA (qa JSON + evidence) as Longformer does")
+    convert.add_argument("qa_file", help="e.g. qa/wikipedia-dev.json")
+    convert.add_argument("evidence_dir", help="the evidence/ folder (wikipedia/, web/)")
+    convert.add_argument("out", help="SQuAD-format JSON to write")
+    convert.add_argument("--max-words", type=int, default=4096, help="words kept per document (default: %(default)s)")
+    convert.add_argument("--answered-only", action="store_true", help="drop documents without an answer")
+    convert.set_defaults(func=triviaqa)

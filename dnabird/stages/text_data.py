@@ -1,0 +1,78 @@
+"""Stage `text_data`: the generated text of the NLP track's demos and tests (nothing is downloaded).
+
+Writes what its config asks for (`dnabird.datasets.synthetic_text`): the long-range classification task's
+splits, plain-text documents for MLM, a text8-format file for the character LM, SQuAD-format files for QA.
+Outputs are named `long_range_<split>`, `documents_<split>`, `text8`, `squad_<split>`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dnabird.datasets import synthetic_text
+from dnabird.errors import ParameterError
+from dnabird.pipeline import RunContext, Stage
+
+
+@dataclass
+class LongRangeData:
+    """length: tokens per document (with [CLS] and [SEP]); train, validation, test: documents per split."""
+
+    length: int = 1024
+    train: int = 2000
+    validation: int = 200
+    test: int = 500
+
+
+@dataclass
+class TextDataConfig:
+    """What to generate (0 / null: nothing of that kind).
+
+    long_range: the long-range classification task (`LongRangeData`).
+    documents: plain-text documents for MLM training (and a tenth as many, at least 2, for validation).
+    text8_bytes: size of a text8-format file (a–z and spaces; split 90/5/5 by the character LM).
+    squad_paragraphs: SQuAD-format training paragraphs (and a fifth as many, at least 2, for validation).
+    seed: the generators' seed.
+    """
+
+    long_range: LongRangeData | None = None
+    documents: int = 0
+    text8_bytes: int = 0
+    squad_paragraphs: int = 0
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("documents", "text8_bytes", "squad_paragraphs"):
+            if getattr(self, name) < 0:
+                raise ParameterError(name, getattr(self, name), "an integer >= 0")
+
+
+def inputs(config: TextDataConfig, context: RunContext) -> list[Path]:
+    return []
+
+
+def run(config: TextDataConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+    outputs: dict[str, Path] = {}
+    if config.long_range is not None:
+        task = config.long_range
+        paths = synthetic_text.write_long_range(stage_dir / "long_range", length=task.length, seed=config.seed,
+                                                sizes={"train": task.train, "validation": task.validation,
+                                                       "test": task.test})
+        outputs.update({f"long_range_{split}": path for split, path in paths.items()})
+    if config.documents:
+        for split, count, seed in (("train", config.documents, config.seed),
+                                   ("validation", max(2, config.documents // 10), config.seed + 1)):
+            path = synthetic_text.write_documents(stage_dir / "documents" / f"{split}.txt", count, seed=seed)
+            outputs[f"documents_{split}"] = path
+    if config.text8_bytes:
+        outputs["text8"] = synthetic_text.write_text8(stage_dir / "text8", config.text8_bytes, seed=config.seed)
+    if config.squad_paragraphs:
+        for split, count, seed in (("train", config.squad_paragraphs, config.seed),
+                                   ("validation", max(2, config.squad_paragraphs // 5), config.seed + 1)):
+            outputs[f"squad_{split}"] = synthetic_text.write_squad(stage_dir / "squad" / f"{split}.json", count,
+                                                                   seed=seed)
+    return outputs
+
+
+STAGE = Stage("text_data", TextDataConfig, inputs, run)
