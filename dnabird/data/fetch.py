@@ -24,7 +24,7 @@ from dnabird.data.checksums import file_digests, parse_checksum_list
 from dnabird.data.download import download
 from dnabird.data.lockfile import LockFile
 from dnabird.data.manifests import Manifest, SourceFile, find_manifest
-from dnabird.data.unpack import gunzip, index_fasta, untar
+from dnabird.data.unpack import gunzip, index_fasta, untar, unzip
 from dnabird.errors import ChecksumError, DnabirdError, DownloadError
 
 logger = logging.getLogger(__name__)
@@ -152,8 +152,9 @@ def _unpack(source: SourceFile, path: Path, dest: Path, lock: LockFile, is_fasta
 
 def _unpack_now(source: SourceFile, path: Path, dest: Path, replaceable: set[str],
                 progress: bool) -> list[Path]:
-    if source.unpack == "untar":
-        return [dest / name for name in untar(path, dest, replaceable)]
+    if source.unpack in ("untar", "unzip"):
+        extract = untar if source.unpack == "untar" else unzip
+        return [dest / name for name in extract(path, dest, replaceable)]
     target = dest / source.filename.removesuffix(".gz")
     if target.exists() and target.name not in replaceable:
         raise DnabirdError(f"{target} exists and dnabird did not write it; move it aside to unpack "

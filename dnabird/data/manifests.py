@@ -18,7 +18,7 @@ import yaml
 from dnabird.errors import ConfigError, ParameterError
 
 MANIFEST_DIR = Path(os.environ.get("DNABIRD_MANIFESTS", Path(__file__).resolve().parents[2] / "data_manifests"))
-UNPACK_MODES = ("none", "gunzip", "untar")
+UNPACK_MODES = ("none", "gunzip", "untar", "unzip")
 NO_CHECKSUM = "none"
 
 _DIGEST_PATTERNS = {

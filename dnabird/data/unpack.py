@@ -1,5 +1,5 @@
-"""Unpacking downloaded files: streaming gunzip (multi-member, trailing garbage tolerated), safe untar,
-and a `.fai` index so pyfaidx can read a FASTA."""
+"""Unpacking downloaded files: streaming gunzip (multi-member, trailing garbage tolerated), safe untar and
+unzip, and a `.fai` index so pyfaidx can read a FASTA."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import tarfile
+import zipfile
 import zlib
 from pathlib import Path
 
@@ -84,9 +85,7 @@ def untar(archive: str | Path, dest: str | Path, replaceable: set[str] = frozens
     replaced only if in `replaceable`.
     """
     archive, dest = Path(archive), Path(dest)
-    staging = dest / f".{archive.name}.unpacking"
-    if staging.exists():
-        shutil.rmtree(staging)
+    staging = _staging(archive, dest)
     try:
         with tarfile.open(archive) as tar:
             tar.extractall(staging, filter=_strict_data_filter)
@@ -97,6 +96,40 @@ def untar(archive: str | Path, dest: str | Path, replaceable: set[str] = frozens
     except (tarfile.TarError, EOFError, zlib.error) as err:
         shutil.rmtree(staging, ignore_errors=True)
         raise InputFormatError(f"cannot extract archive: {err}", path=archive) from err
+    return _install(staging, dest, archive, replaceable)
+
+
+def unzip(archive: str | Path, dest: str | Path, replaceable: set[str] = frozenset()) -> list[str]:
+    """Extract a zip `archive` into `dest` as `untar` does (returns the top-level names): members with
+    absolute paths or `..` components are refused before anything reaches `dest`."""
+    archive, dest = Path(archive), Path(dest)
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            for name in zipped.namelist():
+                parts = Path(name.replace("\\", "/")).parts
+                if name.startswith(("/", "\\")) or os.path.isabs(name) or ".." in parts or ":" in name:
+                    raise InputFormatError("unsafe archive member refused (absolute or escaping path)",
+                                           path=archive, record=name)
+            staging = _staging(archive, dest)
+            try:
+                zipped.extractall(staging)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+    except (zipfile.BadZipFile, EOFError, zlib.error) as err:
+        raise InputFormatError(f"cannot extract archive: {err}", path=archive) from err
+    return _install(staging, dest, archive, replaceable)
+
+
+def _staging(archive: Path, dest: Path) -> Path:
+    staging = dest / f".{archive.name}.unpacking"
+    if staging.exists():
+        shutil.rmtree(staging)
+    return staging
+
+
+def _install(staging: Path, dest: Path, archive: Path, replaceable: set[str]) -> list[str]:
+    """Move the staged top-level entries into `dest`, refusing to replace entries dnabird did not write."""
     names = sorted(os.listdir(staging))
     clashes = [name for name in names if (dest / name).exists() and name not in replaceable]
     if clashes:

@@ -17,7 +17,8 @@ from dnabird.errors import ConfigError, ParameterError
 SHIPPED = shipped_manifest_paths()
 EXPECTED_SOURCES = {"ucsc_hg19_fa", "ensembl_grch37_75", "epdnew_hs006_hg38", "ucsc_hg38_to_hg19",
                     "deepsea_bundle", "deepsea_bundle_zenodo", "deepsea_feature_names", "deepsea_pos_bed",
-                    "hs37d5", "encode_male_hg19", "toy"}
+                    "hs37d5", "encode_male_hg19", "toy", "imdb", "hyperpartisan", "arxiv_classification", "triviaqa",
+                    "squad", "text8", "enwik8"}
 
 
 def base(**changes):
@@ -77,8 +78,8 @@ def test_unknown_key_fails_by_name_with_the_file(tmp_path):
     ({"files": [{"filename": "a", "url": "https://x/a", "checksum": {"md5": "xyz"}}]}, r"not a valid md5"),
     ({"files": [{"filename": "../a", "url": "https://x/a", "checksum": "none"}]}, r"plain file name"),
     ({"files": [{"filename": "a", "url": "ftp://x/a", "checksum": "none"}]}, r"http\(s\) URL"),
-    ({"files": [{"filename": "a", "url": "https://x/a", "checksum": "none", "unpack": "unzip"}]},
-     r"unpack: expected one of none, gunzip, untar"),
+    ({"files": [{"filename": "a", "url": "https://x/a", "checksum": "none", "unpack": "unrar"}]},
+     r"unpack: expected one of none, gunzip, untar, unzip"),
     ({"files": [{"filename": "a.fa", "url": "https://x/a", "checksum": "none", "unpack": "gunzip"}]},
      r"ending in .gz"),
     ({"files": [{"filename": "a", "url": "https://x/a", "checksum": "none", "size": -1}]}, r"size"),
@@ -118,3 +119,16 @@ def test_find_manifest_by_name_or_path(tmp_path, monkeypatch):
         find_manifest("hg19")
     with pytest.raises(ConfigError, match="absent.yaml: cannot read"):
         find_manifest(tmp_path / "absent.yaml")
+
+
+def test_text_manifests_pin_the_published_checksums():
+    text8 = find_manifest("text8").files[0]
+    assert text8.unpack == "unzip" and text8.size == 31_344_016
+    assert text8.checksum == Checksum(md5="f26f94c5209bc6159618bad4a559ff81",
+                                      sha256="a6640522afe85d1963ad56c05b0ede0a0c000dddc9671758a6cc09b7a38e5232")
+    squad = {f.filename: f for f in find_manifest("squad").files}
+    assert set(squad) == {"train-v1.1.json", "dev-v1.1.json", "train-v2.0.json", "dev-v2.0.json"}
+    assert squad["dev-v1.1.json"].checksum.sha256.startswith("95aa6a52")
+    hyperpartisan = [f.filename for f in find_manifest("hyperpartisan").files]
+    assert "hp-splits.json" in hyperpartisan
+    assert len(find_manifest("arxiv_classification").files) == 11

@@ -7,7 +7,7 @@ import tarfile
 import pyfaidx
 import pytest
 
-from dnabird.data.unpack import gunzip, index_fasta, untar
+from dnabird.data.unpack import gunzip, index_fasta, untar, unzip
 from dnabird.errors import InputFormatError
 
 
@@ -109,3 +109,35 @@ def test_index_fasta_names_the_file_on_bad_input(tmp_path):
     (tmp_path / "bad.fa").write_text(">chrA\nACGT\n>chrA\nACGT\n")
     with pytest.raises(InputFormatError, match="bad.fa"):
         index_fasta(tmp_path / "bad.fa")
+
+
+def make_zip(path, members):
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as zipped:
+        for name, data in members:
+            zipped.writestr(name, data)
+
+
+def test_unzip_extracts_like_untar(tmp_path):
+    make_zip(tmp_path / "text8.zip", [("text8", b"anarchism originated"), ("docs/readme.txt", b"hi")])
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    assert unzip(tmp_path / "text8.zip", dest) == ["docs", "text8"]
+    assert (dest / "text8").read_bytes() == b"anarchism originated" and (dest / "docs" / "readme.txt").exists()
+    with pytest.raises(InputFormatError, match="would overwrite"):
+        unzip(tmp_path / "text8.zip", dest)
+    assert unzip(tmp_path / "text8.zip", dest, replaceable={"docs", "text8"}) == ["docs", "text8"]
+
+
+@pytest.mark.parametrize("name", ["../evil.txt", "ok/../../evil.txt", "/evil-absolute.txt"])
+def test_unzip_refuses_members_escaping_the_destination(tmp_path, name):
+    make_zip(tmp_path / "a.zip", [("ok/first.txt", b"fine"), (name, b"pwned")])
+    dest = tmp_path / "sub" / "dest"
+    dest.mkdir(parents=True)
+    with pytest.raises(InputFormatError, match="unsafe archive member") as err:
+        unzip(tmp_path / "a.zip", dest)
+    assert name in str(err.value) and os.listdir(dest) == []
+    (tmp_path / "bad.zip").write_bytes(b"not a zip")
+    with pytest.raises(InputFormatError, match="bad.zip: cannot extract"):
+        unzip(tmp_path / "bad.zip", dest)
