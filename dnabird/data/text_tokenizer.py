@@ -52,9 +52,10 @@ WORD_BOUNDARY = "\u2581"  # sentencepiece's ▁, a space in the text
 class TextTokenizerConfig:
     """How a text tokenizer is trained on text files (`train_on_files`).
 
-    vocab_size: pieces including the 5 special tokens (and, with byte_fallback, the 256 byte pieces).
+    vocab_size: pieces including the 5 special tokens (and, with byte_fallback, the 256 byte pieces); an
+        upper bound: a text too small to offer that many pieces yields fewer (`TextTokenizer.vocab_size`).
     model_type: sentencepiece's "unigram" (BigBird, ALBERT), "bpe", "word" (whitespace-separated words:
-        one token per word; vocab_size is then an upper bound, the words seen set the size) or "char".
+        one token per word) or "char".
     byte_fallback: unseen characters become their UTF-8 bytes instead of [UNK], so every text round-trips.
     sample_lines: lines (paragraphs) sampled into memory for training; seed: seed of the sample.
     text_field: the JSONL field holding a document.
@@ -145,7 +146,8 @@ class TextTokenizer:
               num_threads: int | None = None) -> TextTokenizer:
         """Train on a seeded reservoir sample of `lines` and write the model to `path` atomically.
 
-        `vocab_size` counts the 5 special tokens (and the 256 byte pieces with `byte_fallback`).
+        `vocab_size` counts the 5 special tokens (and the 256 byte pieces with `byte_fallback`); a small text
+        may yield fewer pieces.
         """
         TextTokenizerConfig(vocab_size=vocab_size, model_type=model_type, byte_fallback=byte_fallback,
                             sample_lines=sample_size)  # validates the settings
@@ -161,7 +163,7 @@ class TextTokenizer:
                 pad_piece="[PAD]", unk_piece="[UNK]", bos_piece="[CLS]", eos_piece="[SEP]",
                 control_symbols=["[MASK]"], character_coverage=1.0,
                 normalization_rule_name="identity", remove_extra_whitespaces=False,
-                max_sentence_length=1 << 20, input_sentence_size=0, hard_vocab_limit=model_type != "word",
+                max_sentence_length=1 << 20, input_sentence_size=0, hard_vocab_limit=False,
                 num_threads=num_threads or os.cpu_count() or 1, minloglevel=2,
             )
         except RuntimeError as err:

@@ -2,9 +2,11 @@
 
 - `long_range_example` / `write_long_range`: a classification task whose label needs evidence far apart
   (associative recall). A document of `length` tokens (counting [CLS] and [SEP] around its words; one token
-  per word) stores two keys within its first 100 tokens, `secret-a-X` and `secret-b-Z` (X, Z value words),
-  and asks `query-a` or `query-b` within its last 100; filler text sprinkled with bare value words
-  (distractors) lies between and around them. The label is the class of the queried key's value ("warm" for
+  per word) stores two keys within its first 100 tokens, `secret-a-X` and `secret-b-Z` (X, Z value words,
+  each key stated `key_copies` times), and asks `query-a` or `query-b` within its last 100 (`query_copies`
+  times); filler text sprinkled with bare value words (distractors) lies between and around them. (Repeating
+  the statements changes no label; it makes the evidence a larger share of what [CLS] first reads, so small
+  models learn the task in minutes.) The label is the class of the queried key's value ("warm" for
   red, amber, coral, orange; "cool" for blue, green, violet, teal), balanced. The last 128 tokens never hold
   a key, so a model that keeps only them is at chance; a bag of words of the whole document reaches about
   75 % (the label is the class of a stored value; which one needs the query). `solve_long_range` reads the
@@ -62,8 +64,8 @@ def markov_words(count: int, seed: int, *, vocabulary: int = 200, successors: in
     return out
 
 
-def long_range_example(length: int, rng: np.random.Generator, filler: list[str],
-                       distractor_rate: float = 0.08) -> dict:
+def long_range_example(length: int, rng: np.random.Generator, filler: list[str], *, distractor_rate: float = 0.08,
+                       key_copies: int = 4, query_copies: int = 8) -> dict:
     """One document of the long-range task, {"text", "label"}; `length` counts [CLS] and [SEP]."""
     if length < EDGE + TRUNCATED + 8:
         raise ParameterError("length", length, f">= {EDGE + TRUNCATED + 8} tokens (keys and truncated view apart)")
@@ -72,35 +74,36 @@ def long_range_example(length: int, rng: np.random.Generator, filler: list[str],
     text = np.where(is_value, np.asarray(VALUES)[rng.integers(len(VALUES), size=words)],
                     np.asarray(filler)[rng.integers(len(filler), size=words)]).tolist()
     stored = {key: str(VALUES[rng.integers(len(VALUES))]) for key in KEYS}
-    first, second = sorted(rng.choice(EDGE - 1, size=2, replace=False))  # token index = word index + 1 < EDGE
-    for at, key in zip((first, second), rng.permutation(KEYS), strict=True):
+    places = rng.choice(EDGE - 1, size=key_copies * len(KEYS), replace=False)  # token index word + 1 < EDGE
+    for at, key in zip(places, np.repeat(KEYS, key_copies), strict=True):
         text[at] = f"{KEY_CUE}-{key}-{stored[key]}"
     queried = str(KEYS[rng.integers(len(KEYS))])
-    text[int(rng.integers(words - EDGE + 1, words))] = f"{QUERY_CUE}-{queried}"  # token index >= length - EDGE
+    for at in rng.choice(np.arange(words - EDGE + 1, words), size=query_copies, replace=False):
+        text[at] = f"{QUERY_CUE}-{queried}"  # token index >= length - EDGE
     return {"text": " ".join(text), "label": LABELS[stored[queried] in WARM]}
 
 
 def solve_long_range(text: str) -> str:
     """The label of a long-range document from its text alone: find the stored keys (`secret-<key>-<value>`,
-    each key once, in the first EDGE tokens) and the query (`query-<key>`, once, in the last EDGE), and
-    classify the queried key's value."""
+    every statement of a key with one value, all in the first EDGE tokens) and the query (`query-<key>`, every
+    copy naming one stored key, all in the last EDGE), and classify the queried key's value."""
     words = text.split()
     tokens = len(words) + 2  # [CLS] words [SEP]: token index = word index + 1
-    stored, queries = {}, []
+    stored, queries = {}, set()
     for index, word in enumerate(words):
         cue, _, rest = word.partition("-")
         if cue == KEY_CUE:
             key, _, value = rest.partition("-")
-            if key in stored or value not in VALUES or index + 1 >= EDGE:
-                raise InputFormatError(f"key word {word!r} at word {index} repeated, malformed or out of place")
-            stored[key] = value
+            if stored.setdefault(key, value) != value or value not in VALUES or index + 1 >= EDGE:
+                raise InputFormatError(f"key word {word!r} at word {index} contradicts an earlier statement, "
+                                       "is malformed or is out of place")
         elif cue == QUERY_CUE:
             if index + 1 < tokens - EDGE:
                 raise InputFormatError(f"query word {word!r} at word {index} out of place")
-            queries.append(rest)
-    if len(queries) != 1 or queries[0] not in stored:
-        raise InputFormatError(f"expected one query of a stored key {sorted(stored)}, found {queries}")
-    return LABELS[stored[queries[0]] in WARM]
+            queries.add(rest)
+    if len(queries) != 1 or not queries <= set(stored):
+        raise InputFormatError(f"expected queries of one stored key {sorted(stored)}, found {sorted(queries)}")
+    return LABELS[stored[queries.pop()] in WARM]
 
 
 def write_long_range(out_dir: str | os.PathLike, *, length: int, sizes: dict[str, int], seed: int = 0) -> dict:

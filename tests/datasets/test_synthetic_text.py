@@ -36,7 +36,7 @@ def test_labels_agree_with_the_solver_and_evidence_sits_at_both_ends(length):
         assert len(tokens) == length
         keys = [i for i, t in enumerate(tokens) if t.startswith("secret-")]
         queries = [i for i, t in enumerate(tokens) if t.startswith("query-")]
-        assert len(keys) == 2 and len(queries) == 1 and max(keys) < EDGE and queries[0] >= length - EDGE
+        assert len(keys) == 8 and len(queries) == 8 and max(keys) < EDGE and min(queries) >= length - EDGE
         assert max(keys) < length - TRUNCATED  # the truncated view never holds a key
         assert sum(t in VALUES for t in tokens) > 4  # distractor values between
 
@@ -72,12 +72,14 @@ def test_a_bag_of_words_cannot_tell_which_key_is_queried():
 def test_solver_rejects_malformed_documents():
     rng = np.random.default_rng(2)
     text = long_range_example(256, rng, pseudo_words(300, 0))["text"]
-    with pytest.raises(InputFormatError, match="one query"):
-        solve_long_range(text + " query-a")
+    with pytest.raises(InputFormatError, match="queries of one stored key"):
+        solve_long_range(text + " query-a query-b")
     words = text.split()
     key = next(i for i, w in enumerate(words) if w.startswith("secret-"))
-    with pytest.raises(InputFormatError, match="repeated"):
-        solve_long_range(" ".join(words[:key + 1] + [words[key]] + words[key + 2:]))
+    other = next(v for v in VALUES if not words[key].endswith("-" + v))
+    contradicting = words[key].rsplit("-", 1)[0] + "-" + other
+    with pytest.raises(InputFormatError, match="contradicts"):
+        solve_long_range(" ".join(words[:key + 1] + [contradicting] + words[key + 2:]))
     moved = words[:key] + words[key + 1:]
     moved.insert(150, words[key])
     with pytest.raises(InputFormatError, match="out of place"):

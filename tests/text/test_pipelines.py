@@ -1,0 +1,83 @@
+"""The text pipelines end to end: text_mlm and charlm for a few steps (smoke: they print BPC), the
+classification and QA stages on tiny generated data, and (slow) the 256-token text_longdoc comparison."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dnabird.pipeline import load_pipeline, run_pipeline
+
+REPO = Path(__file__).resolve().parents[2]
+FEW_STEPS = {"max_steps": 2, "global_batch_size": 4, "micro_batch_size": 4, "warmup_steps": 1,
+             "checkpoint_every": 2, "progress": False}
+
+
+def steps(section: str, **train) -> list[str]:
+    return [f"{section}.train.{key}={value}" for key, value in {**FEW_STEPS, **train}.items()]
+
+
+def test_text_mlm_pipeline_prints_bpc(tmp_path, capsys):
+    overrides = [f"out_dir={tmp_path}", "text_data.documents=30", "text_mlm.max_length=128",
+                 "text_mlm.eval_examples=4", *steps("text_mlm")]
+    record = run_pipeline(load_pipeline(REPO / "pipelines" / "text_mlm.yaml", overrides))
+    assert record["stages"] == {"text_data": "ran", "text_tokenizer": "ran", "text_mlm": "ran"}
+    report = json.loads((tmp_path / "text_mlm" / "report.json").read_text())
+    assert report["model"]["bits_per_char"] > 0 and report["unigram"]["bits_per_token"] > 0
+    assert "BPC" in capsys.readouterr().out
+    assert (tmp_path / "text_mlm" / "model" / "text.model").is_file()  # the checkpoint carries its tokenizer
+
+
+def test_charlm_pipeline_prints_bpc(tmp_path, capsys):
+    overrides = [f"out_dir={tmp_path}", "text_data.text8_bytes=100000", "charlm.max_length=128",
+                 "charlm.eval_context=128", "charlm.eval_stride=64", "charlm.eval_max_bytes=500", *steps("charlm")]
+    run_pipeline(load_pipeline(REPO / "pipelines" / "charlm.yaml", overrides))
+    report = json.loads((tmp_path / "charlm" / "report.json").read_text())
+    assert report["model"]["scored"] == 500 and report["model"]["context"] == 128
+    assert 0 < report["unigram_bpc"] < 5 and "validation BPC" in capsys.readouterr().out
+
+
+def test_classification_and_qa_stages(tmp_path, capsys):
+    pipeline = {
+        "out_dir": str(tmp_path), "seed": 0,
+        "text_data": {"long_range": {"length": 256, "train": 24, "validation": 8, "test": 8}, "squad_paragraphs": 6},
+        "text_tokenizer": {"source": "long_range_train", "model_type": "word", "vocab_size": 1000,
+                           "byte_fallback": False},
+        "text_classify": {"base": {"model": "tiny", "max_length": 256, "train": FEW_STEPS},
+                          "models": {"truncated": {"max_length": 128, "keep": "tail",
+                                                   "model_overrides": {"attention": {"type": "full"}}},
+                                     "longformer": {"model_overrides": {"attention": {"type": "longformer",
+                                                                                      "window": 32,
+                                                                                      "block_size": 16}}}}},
+        "text_qa": {"max_length": 256, "max_question_tokens": 16, "train": FEW_STEPS},
+    }
+    path = tmp_path / "pipeline.yaml"
+    path.write_text(yaml.safe_dump(pipeline))
+    run_pipeline(load_pipeline(path))
+    results = json.loads((tmp_path / "text_classify" / "results.json").read_text())
+    assert set(results) == {"truncated", "longformer"}
+    longformer = results["longformer"]["model_overrides"]["attention"]
+    assert longformer["type"] == "longformer" and results["truncated"]["keep"] == "tail"
+    table = (tmp_path / "text_classify" / "results.md").read_text()
+    assert table.count("\n") == 2 + 2 + 2 and "bag_of_words" in table
+    # the saved classifier carries global attention at [CLS] and its task.json
+    config = json.loads((tmp_path / "text_classify" / "longformer" / "model" / "config.json").read_text())
+    assert config["attention"]["global_positions"] == [0]
+    task = json.loads((tmp_path / "text_classify" / "longformer" / "model" / "task.json").read_text())
+    assert task["problem"] == "binary" and task["labels"] == ["warm"] and task["eval_length"] == 256
+    qa = json.loads((tmp_path / "text_qa" / "report.json").read_text())["validation"]
+    assert qa["questions"] == 8 and 0 <= qa["f1"] <= 100 and qa["answer_in_input"] == 1.0
+    assert "EM" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_text_longdoc_at_256_tokens_sparse_models_beat_the_truncated_one(tmp_path):
+    """The CI version of the manual 1024-token run: the same pipeline at 256 tokens, the same ordering."""
+    overrides = [f"out_dir={tmp_path}", "text_data.long_range.length=256", "text_classify.base.max_length=256"]
+    run_pipeline(load_pipeline(REPO / "pipelines" / "text_longdoc.yaml", overrides))
+    results = json.loads((tmp_path / "text_classify" / "results.json").read_text())
+    accuracy = {name: r["report"]["test"]["model"]["accuracy"] for name, r in results.items()}
+    assert accuracy["truncated_full"] < 0.65  # the last 128 tokens: the query only
+    for sparse in ("bigbird_itc", "longformer"):
+        assert accuracy[sparse] >= accuracy["truncated_full"] + 0.2, accuracy
