@@ -1,6 +1,6 @@
 """Tokenized corpus shards in HDF5, one per corpus part, and an O(1) random-access reader.
 
-Layout of a shard (DESIGN.md):
+Layout of a shard:
   /ids                 uint16 (uint32 when the vocabulary exceeds 65,536 ids): all tokens, concatenated
   /sentence_offsets    int64 [sentences + 1]: sentence s is ids[sentence_offsets[s]:sentence_offsets[s+1]]
   /document_offsets    int64 [documents + 1]: document d is sentences document_offsets[d] to [d+1]

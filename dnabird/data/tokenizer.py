@@ -1,7 +1,8 @@
 """DNA byte-pair tokenizer: sentencepiece BPE over A, C, G, T, N with dnabird's fixed special ids.
 
-Special tokens (DESIGN.md): [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4; the vocabulary size
-counts them. Sentences are encoded one at a time, so a piece never crosses a sentence boundary.
+Special tokens, at the same ids in every dnabird tokenizer: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3,
+[MASK]=4; the vocabulary size counts them. Sentences are encoded one at a time, so a piece never
+crosses a sentence boundary.
 Training keeps a seeded reservoir sample of `sample_size` sentences; sentencepiece's BPE trainer
 then needs about 35 MB per 1,000 sentences of 500-1000 bp (measured at vocab 32000: 10,000
 sentences peak at 0.43 GB, 40,000 at 1.4 GB, growing linearly). The default 100,000 sentences

@@ -32,7 +32,7 @@ from dnabird.data.pretraining import (
 )
 from dnabird.errors import CheckpointError
 from dnabird.io import write_json_atomic
-from dnabird.model.heads import IGNORE_INDEX
+from dnabird.labels import IGNORE_INDEX
 
 BASELINES = ("unigram", "one_sentence")
 
