@@ -1,5 +1,5 @@
 """Unpacking downloaded files: streaming gunzip (multi-member, trailing garbage tolerated), safe untar,
-and a `.fai` index so pyfaidx can read a FASTA."""
+and a FASTA's `.fai` index."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import tarfile
 import zlib
 from pathlib import Path
 
-import pyfaidx
 from tqdm import tqdm
 
 from dnabird.errors import InputFormatError
+from dnabird.genome.reference import Genome
 from dnabird.io import atomic_output
 
 logger = logging.getLogger(__name__)
@@ -112,9 +112,6 @@ def untar(archive: str | Path, dest: str | Path, replaceable: set[str] = frozens
 
 
 def index_fasta(path: str | Path) -> Path:
-    """Build (or refresh, if older than the FASTA) the `.fai` index pyfaidx reads; returns its path."""
-    try:
-        pyfaidx.Faidx(str(path)).close()
-    except (pyfaidx.FastaIndexingError, ValueError) as err:
-        raise InputFormatError(f"cannot index FASTA: {err}", path=path) from err
+    """Build (or refresh, when stale) the `.fai` index of a FASTA, as `Genome` does; returns its path."""
+    Genome(path).close()
     return Path(f"{path}.fai")
