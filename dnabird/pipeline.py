@@ -29,7 +29,6 @@ Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import json
 import logging
@@ -44,7 +43,7 @@ import yaml
 
 from dnabird.config import apply_overrides, build_config, coerce, read_yaml
 from dnabird.errors import ConfigError
-from dnabird.io import write_json_atomic, write_text_atomic
+from dnabird.io import file_fingerprint, write_json_atomic, write_text_atomic
 from dnabird.provenance import versions
 
 STAGE_MODULES = (
@@ -55,7 +54,6 @@ STAGE_MODULES = (
     "dnabird.stages.pretrain",
 )
 PIPELINE_KEYS = ("out_dir", "seed")
-FINGERPRINT_BLOCK = 1 << 20
 STAGE_RECORD = "stage.json"
 RESOLVED_CONFIG = "config.yaml"
 log = logging.getLogger(__name__)
@@ -121,8 +119,18 @@ def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
                   stages: Sequence[Stage] | None = None) -> Pipeline:
     """Read and validate a pipeline YAML, applying `key.sub=value` overrides first."""
     path = Path(path)
+    return build_pipeline(apply_overrides(read_yaml(path), overrides, str(path)), path, stages)
+
+
+def default_pipeline(stages: Sequence[Stage] | None = None) -> Pipeline:
+    """Every stage with its default config (what `dnabird run --print-config` shows without a pipeline)."""
     stages = registered_stages() if stages is None else list(stages)
-    data = apply_overrides(read_yaml(path), overrides, str(path))
+    return build_pipeline({stage.name: {} for stage in stages}, Path("defaults.yaml"), stages)
+
+
+def build_pipeline(data: Mapping, path: Path, stages: Sequence[Stage] | None = None) -> Pipeline:
+    """Validate a pipeline mapping that was read from `path` (named in errors)."""
+    stages = registered_stages() if stages is None else list(stages)
     by_name = {stage.name: stage for stage in stages}
     for key in data:
         if key not in by_name and key not in PIPELINE_KEYS:
@@ -142,8 +150,7 @@ def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
 # ---- fingerprints and stage records ---------------------------------------------------------------
 
 def fingerprint(path: str | os.PathLike) -> dict:
-    """Cheap content fingerprint: sha256 of a small file; size, mtime and sha256 of the first and
-    last MiB of a large one (see the module docstring).
+    """Cheap content fingerprint: `dnabird.io.file_fingerprint` of a file (see the module docstring).
 
     A directory maps each file below it to its fingerprint, leaving out temporary `*.tmp` files
     and stage records (a stage's output folder may be its own stage folder).
@@ -154,16 +161,7 @@ def fingerprint(path: str | os.PathLike) -> dict:
                 if p.is_file() and not p.name.endswith(".tmp") and p.name != STAGE_RECORD}
     if not path.is_file():
         raise ConfigError(f"input {path} does not exist")
-    stat = path.stat()
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        if stat.st_size <= 2 * FINGERPRINT_BLOCK:
-            digest.update(handle.read())
-            return {"size": stat.st_size, "sha256": digest.hexdigest()}
-        digest.update(handle.read(FINGERPRINT_BLOCK))
-        handle.seek(stat.st_size - FINGERPRINT_BLOCK)
-        digest.update(handle.read())
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
+    return file_fingerprint(path)
 
 
 def _stage_key(config, inputs: Sequence[Path]) -> dict:

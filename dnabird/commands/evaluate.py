@@ -26,6 +26,6 @@ def register(subparsers) -> None:
     parser.add_argument("--examples", type=int, default=256, help="held-out examples scored (default 256)")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--seed", type=int, default=1234, help="seed of the held-out examples and masking")
-    parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
     parser.add_argument("--out", help="write the report as JSON here")
     parser.set_defaults(func=run)

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 import sentencepiece as spm
-from tqdm import tqdm
 
 from dnabird.data.corpus import iter_documents
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import atomic_output
+from dnabird.progress import progress_bar
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 ALPHABET = "ACGTN"
@@ -260,11 +260,12 @@ def train_on_corpus(corpus_dir: str | os.PathLike, path: str | os.PathLike,
                     config: TokenizerConfig | None = None) -> tuple[Tokenizer, dict]:
     """Train on a corpus's `train` split; report bp/token on a seeded sample of `heldout` sentences."""
     config = config or TokenizerConfig()
-    train = tqdm(corpus_sentences(corpus_dir, "train"), desc="tokenizer sample", unit=" sentences", disable=None)
+    train = progress_bar(corpus_sentences(corpus_dir, "train"), desc="tokenizer sample", unit=" sentences")
     tokenizer = Tokenizer.train(train, path, vocab_size=config.vocab_size,
                                 max_piece_length=config.max_piece_length,
                                 sample_size=config.sample_sentences, seed=config.seed)
-    heldout = reservoir_sample(corpus_sentences(corpus_dir, "heldout"), config.heldout_sentences,
+    heldout = reservoir_sample(progress_bar(corpus_sentences(corpus_dir, "heldout"), desc="tokenizer held-out",
+                                            unit=" sentences"), config.heldout_sentences,
                                config.seed) if config.heldout_sentences else []
     report = {"config": dataclasses.asdict(config), "vocab_size": tokenizer.vocab_size,
               "tokenizer_hash": tokenizer.hash, "heldout_sentences": len(heldout),

@@ -10,11 +10,10 @@ import tarfile
 import zlib
 from pathlib import Path
 
-from tqdm import tqdm
-
 from dnabird.errors import InputFormatError
 from dnabird.genome.reference import Genome
 from dnabird.io import atomic_output
+from dnabird.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +30,8 @@ def gunzip(source: str | Path, target: str | Path, progress: bool = True) -> int
     source, target = Path(source), Path(target)
     ignored = 0
     with atomic_output(target) as temporary, open(source, "rb") as src, open(temporary, "wb") as out, \
-            tqdm(total=source.stat().st_size, unit="B", unit_scale=True, desc=f"gunzip {source.name}",
-                 disable=None if progress else True) as bar:
+            progress_bar(total=source.stat().st_size, unit="B", unit_scale=True, desc=f"gunzip {source.name}",
+                         enabled=progress) as bar:
         member, pending, started = None, b"", False
         while True:
             chunk = src.read(CHUNK)

@@ -33,6 +33,7 @@ from dnabird.data.pretraining import (
 from dnabird.errors import CheckpointError
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
+from dnabird.progress import progress_bar
 
 BASELINES = ("unigram", "one_sentence")
 
@@ -139,7 +140,8 @@ def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, t
         tallies[name].add(log_probs, labels, bp)
         at_mask[name].add(log_probs[shown_mask], labels[shown_mask], bp)
 
-    for batch in _batches(examples, num_examples, batch_size):
+    for batch in progress_bar(_batches(examples, num_examples, batch_size), total=-(-num_examples // batch_size),
+                              desc="evaluate", unit="batch"):
         log_probs, labels, shown_mask, nsp_logits, batch = _masked_log_probs(model, batch, device, with_nsp=True)
         add("model", log_probs, labels, shown_mask)
         tallies["model"].nsp_correct += int((nsp_logits.argmax(-1) == batch["nsp_label"]).sum())
@@ -179,14 +181,14 @@ def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards, *, out=No
     """Load a pretrained model directory (with its tokenizer `.model` file) and run `heldout_report`."""
     from dnabird.data.tokenizer import Tokenizer
     from dnabird.model.checkpoint import load_checkpoint
+    from dnabird.train.distributed import resolve_device
 
+    device = resolve_device(device)
+    model = load_checkpoint(checkpoint)  # a missing directory or file is named first
     models = sorted(Path(checkpoint).glob("*.model"))
     if len(models) != 1:
         raise CheckpointError(f"{checkpoint}: expected one tokenizer .model file, found {len(models)}")
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    report = heldout_report(load_checkpoint(checkpoint), Tokenizer.load(models[0]), heldout_shards,
-                            device=device, **options)
+    report = heldout_report(model, Tokenizer.load(models[0]), heldout_shards, device=device, **options)
     if out is not None:
         write_json_atomic(out, report)
     return report
