@@ -179,7 +179,7 @@ def cut_points(length: int, chrom: str, pass_index: int,
 def part_stem(pass_index: int, chrom: str) -> str:
     """`part-PP-NAME`: NAME is `chrom` when it is up to 100 letters, digits, '.', '_' or '-'; otherwise the
     other characters become '_', it is cut to 100 and 8 hex digits of the name's sha256 follow, so distinct
-    contigs get distinct files (`gi|9626243|ref|NC_001416.1|` -> `gi_9626243_ref_NC_001416.1_-4c6c4b8a`)."""
+    contigs get distinct files (`gi|9626243|ref|NC_001416.1|` -> `gi_9626243_ref_NC_001416.1_-e14b3e45`)."""
     if _FILE_SAFE.fullmatch(chrom):
         return f"part-{pass_index:02d}-{chrom}"
     digest = hashlib.sha256(chrom.encode()).hexdigest()[:8]
