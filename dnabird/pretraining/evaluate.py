@@ -12,6 +12,8 @@ the model knows comes from context.
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -30,12 +32,13 @@ from dnabird.data.pretraining import (
     PretrainingExamples,
     collate,
 )
-from dnabird.errors import CheckpointError
+from dnabird.errors import CheckpointError, ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.progress import progress_bar
 
 BASELINES = ("unigram", "one_sentence")
+log = logging.getLogger(__name__)
 
 
 def token_bp_lengths(tokenizer) -> np.ndarray:
@@ -176,9 +179,32 @@ def heldout_report(model: torch.nn.Module, tokenizer, heldout_shards, *, train_s
     return report
 
 
-def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards, *, out=None, device: str = "auto",
+def recorded_evaluation(checkpoint: str | os.PathLike) -> dict:
+    """The held-out evaluation settings of the pretraining run that wrote `checkpoint` (`OUT/model` or
+    `OUT/checkpoints/step_N/model`), read from `OUT/run.json`: `heldout_report`'s keyword arguments plus
+    `heldout_shards`. Empty when no such record is found."""
+    for folder in list(Path(os.path.abspath(checkpoint)).parents)[:3]:
+        try:
+            run = json.loads((folder / "run.json").read_text()).get("pretrain")
+        except (OSError, ValueError):
+            continue
+        if run:
+            log.info("evaluation settings of the pretraining run %s", folder / "run.json")
+            return {"heldout_shards": run["heldout_shards"], "train_shards": run["train_shards"],
+                    "max_length": run["max_length"], "mask_rate": run["mask_rate"],
+                    "num_examples": run["eval_examples"], "batch_size": run["eval_batch_size"],
+                    "seed": run["eval_seed"]}
+    return {}
+
+
+def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards=None, *, out=None, device: str = "auto",
                         **options) -> dict:
-    """Load a pretrained model directory (with its tokenizer `.model` file) and run `heldout_report`."""
+    """Load a pretrained model directory (with its tokenizer `.model` file) and run `heldout_report`.
+
+    Settings left out (None or not given) are those the pretraining run that wrote the checkpoint was
+    evaluated with (`recorded_evaluation`), so the report reproduces that run's `report.json`; without a
+    record, `heldout_report`'s defaults (the held-out shards must then be given).
+    """
     from dnabird.data.tokenizer import Tokenizer
     from dnabird.model.checkpoint import load_checkpoint
     from dnabird.train.distributed import resolve_device
@@ -188,7 +214,13 @@ def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards, *, out=No
     models = sorted(Path(checkpoint).glob("*.model"))
     if len(models) != 1:
         raise CheckpointError(f"{checkpoint}: expected one tokenizer .model file, found {len(models)}")
-    report = heldout_report(model, Tokenizer.load(models[0]), heldout_shards, device=device, **options)
+    given = {"heldout_shards": heldout_shards, **options}
+    settings = {**recorded_evaluation(checkpoint), **{k: v for k, v in given.items() if v is not None}}
+    if settings.get("heldout_shards") is None:
+        raise ParameterError("heldout_shards", None, f"a path (--shards): no pretraining run record beside "
+                                                     f"{checkpoint} names the held-out shards")
+    report = heldout_report(model, Tokenizer.load(models[0]), settings.pop("heldout_shards"), device=device,
+                            **settings)
     if out is not None:
         write_json_atomic(out, report)
     return report
