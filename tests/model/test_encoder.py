@@ -242,3 +242,14 @@ def test_each_layer_calls_attention_with_its_own_pattern():
         for index, layer in enumerate(encoder.layers):
             y = layer(y, None, expected_patterns[1], layer_seed(config, index, 0, training=False))
     assert not torch.allclose(got, y, atol=1e-4)
+
+
+def test_attention_density_counts_the_blocks_each_query_reads():
+    from dnabird.model.encoder import attention_density
+
+    # ITC, 32 blocks of 16: the 2 global rows read all 32 blocks; rows 1 and 30 read their window (which
+    # holds a global block), the other global block and 3 random blocks (7); rows 2-29 read 3 + 2 + 3 = 8
+    expected = (2 * 32 + 2 * 7 + 28 * 8) / 32 ** 2
+    config = tiny(attention={"block_size": 16})
+    assert attention_density(config, 512) == pytest.approx(expected)
+    assert attention_density(tiny(attention={"type": "full"}), 300) == 1.0
