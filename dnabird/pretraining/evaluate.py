@@ -190,7 +190,6 @@ def heldout_report(model: torch.nn.Module, tokenizer, heldout_shards, *, train_s
     """`evaluate_heldout` on shards (the unigram baseline when `train_shards` is given), plus
     `margin_bits_per_base`: per baseline, how far the model's bits per base is below it."""
     from dnabird.data.shards import ShardReader
-
     from dnabird.model.encoder import attention_density
 
     block_size = model.config.length_multiple
