@@ -9,6 +9,7 @@ import pytest
 
 from dnabird.errors import CheckpointError, ConfigError
 from dnabird.pretraining.recipe import load_config, pretrain
+from dnabird.stages.pretrain import from_pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,8 +92,8 @@ def test_unknown_config_keys_fail_by_name(tmp_path, embedded_default):
 def test_a_pipeline_yaml_gives_its_pretrain_section_with_paths_from_earlier_stages(embedded_default):
     from tests.conftest import FIXTURE_OVERRIDES
 
-    config = load_config(ROOT / "pipelines" / "demo.yaml",
-                         [f"out_dir={embedded_default.root}", "pretrain.train.max_steps=7", *FIXTURE_OVERRIDES[:1]])
+    config = from_pipeline(ROOT / "pipelines" / "demo.yaml",
+                           [f"out_dir={embedded_default.root}", "pretrain.train.max_steps=7", *FIXTURE_OVERRIDES[:1]])
     assert Path(config.tokenizer) == embedded_default.tokenizer
     assert Path(config.train_shards) == embedded_default.train_shards
     assert Path(config.heldout_shards) == embedded_default.heldout_shards
@@ -122,3 +123,24 @@ def test_pretrain_killed_mid_run_resumes_to_bit_identical_losses(tmp_path, embed
         return [json.loads(line)["loss"] for line in (run / "metrics.jsonl").read_text().splitlines()]
 
     assert losses(tmp_path / "b" / "run") == losses(tmp_path / "a" / "run")
+
+
+def test_nested_model_overrides_merge_and_bad_ones_fail_when_the_pipeline_loads():
+    from dnabird.errors import ConfigError
+    from dnabird.pipeline import load_pipeline
+    from dnabird.pretraining.recipe import encoder_config
+
+    demo = ROOT / "pipelines" / "demo.yaml"
+    config = load_pipeline(demo, ["pretrain.model_overrides.attention.block_size=32"]).stages["pretrain"]
+    pattern = encoder_config(config, vocab_size=100).pattern()
+    assert (pattern.block_size, pattern.window_blocks, pattern.num_random_blocks) == (32, 3, 3)
+    assert encoder_config(config).positional == "rotary"  # the demo's other overrides are kept
+    for override, message in [
+        ("pretrain.model_overrides.hiden_size=64", "pretrain: model_overrides: unknown key 'hiden_size'"),
+        ("pretrain.model_overrides.attention.blocksize=32", "attention.blocksize=32 is invalid"),
+        ("pretrain.model_overrides.num_layers=two", "model_overrides.num_layers: expected int, got 'two'"),
+        ("pretrain.model=huge", "model='huge' is invalid: expected one of"),
+        ("pretrain.max_length=500", "max_length=500 is invalid: expected a multiple of the attention block size"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            load_pipeline(demo, [override])
