@@ -24,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
         print(yaml.safe_dump(pipeline.resolved(), sort_keys=False), end="")
         return 0
     record = run_pipeline(pipeline, force=args.force)
-    for stage, state in record["stages"].items():
+    for stage in pipeline.stages:  # in run order (run.json sorts its keys)
+        state = record["stages"][stage]
         took = f" in {record['seconds'][stage]:.1f} s" if stage in record["seconds"] else ""
         outputs = sorted({str(Path(p) if Path(p).is_dir() else Path(p).parent)
                           for p in record["outputs"][stage].values()})
