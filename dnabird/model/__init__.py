@@ -1,5 +1,6 @@
 """The BigBird encoder, its heads, configs, checkpoints and Hugging Face weight import."""
 
+from dnabird.labels import IGNORE_INDEX
 from dnabird.model.checkpoint import (
     LoadReport,
     load_checkpoint,
@@ -10,7 +11,6 @@ from dnabird.model.checkpoint import (
 from dnabird.model.config import PRESETS, EncoderConfig, bigbird_base, preset, tiny
 from dnabird.model.encoder import Encoder, layer_seed
 from dnabird.model.heads import (
-    IGNORE_INDEX,
     CausalLanguageModel,
     PretrainingModel,
     SequenceClassifier,

@@ -32,6 +32,14 @@ def layer_seed(config: EncoderConfig, layer: int, step: int, training: bool) -> 
     return int(np.random.SeedSequence(key).generate_state(1)[0] >> 1)
 
 
+def attention_density(config: EncoderConfig, length: int) -> float:
+    """Share of query-key pairs the attention computes at `length` tokens: the mean of every layer's
+    `dense_mask` (its evaluation layout, all heads; padding to the block multiple included)."""
+    masks = (config.pattern(layer).dense_mask(length, seed=layer_seed(config, layer, 0, training=False))
+             for layer in range(config.num_layers))
+    return float(sum(mask.float().mean() for mask in masks)) / config.num_layers
+
+
 def activation(name: str):
     """The feed-forward activation: "gelu" (erf) or "gelu_new" (tanh approximation)."""
     return nn.GELU(approximate="tanh" if name == "gelu_new" else "none")

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from dnabird.model.heads import IGNORE_INDEX
+from dnabird.labels import IGNORE_INDEX
 from dnabird.train import LossOutput
 
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")

@@ -3,8 +3,9 @@
 Each entry of `models` names a run and the settings it changes from `base` (any `TextClassifyConfig` key:
 e.g. `max_length`, `keep`, `model_overrides`); `base` holds what they share. Null paths come from the
 `text_data` stage (its long-range task) and the `text_tokenizer` stage. Each run trains into
-`<stage>/<name>/`; `results.json` and `results.md` hold the table: per model its accuracy and F1 on the
-validation and test splits and its training time, then the majority-class and bag-of-words baselines.
+`<stage>/<name>/`; `results.json` and `results.txt` (a Markdown table) hold the results: per model its
+accuracy and F1 on the validation and test splits and its training time, then the majority-class and
+bag-of-words baselines.
 """
 
 from __future__ import annotations
@@ -98,9 +99,9 @@ def run(config: TextClassifyStageConfig, context: RunContext, stage_dir: Path) -
     table = results_table(reports, seconds, settings)
     write_json_atomic(stage_dir / "results.json", {name: {**dataclasses.asdict(settings[name]), "report": report}
                                                    for name, report in reports.items()})
-    write_text_atomic(stage_dir / "results.md", table + "\n")
+    write_text_atomic(stage_dir / "results.txt", table + "\n")
     print(table)
-    return {"results": stage_dir / "results.json", "table": stage_dir / "results.md"}
+    return {"results": stage_dir / "results.json", "table": stage_dir / "results.txt"}
 
 
 STAGE = Stage("text_classify", TextClassifyStageConfig, inputs, run)

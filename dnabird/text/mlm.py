@@ -28,7 +28,7 @@ from dnabird.data.text import read_documents
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
-from dnabird.model.heads import IGNORE_INDEX
+from dnabird.labels import IGNORE_INDEX
 from dnabird.text.training import EpochShuffled
 from dnabird.train import TrainConfig
 

@@ -336,3 +336,14 @@ def test_per_example_global_attention_equals_a_batch_of_one():
             torch.testing.assert_close(batched[index][keep], alone[0][keep], rtol=0, atol=1e-5)
         shared = encoder(tokens, real, global_positions=(0,))
     assert not torch.allclose(batched[0][real[0]], shared[0][real[0]], atol=1e-3)
+
+
+def test_attention_density_counts_the_blocks_each_query_reads():
+    from dnabird.model.encoder import attention_density
+
+    # ITC, 32 blocks of 16: the 2 global rows read all 32 blocks; rows 1 and 30 read their window (which
+    # holds a global block), the other global block and 3 random blocks (7); rows 2-29 read 3 + 2 + 3 = 8
+    expected = (2 * 32 + 2 * 7 + 28 * 8) / 32 ** 2
+    config = tiny(attention={"block_size": 16})
+    assert attention_density(config, 512) == pytest.approx(expected)
+    assert attention_density(tiny(attention={"type": "full"}), 300) == 1.0

@@ -59,7 +59,7 @@ def test_classification_and_qa_stages(tmp_path, capsys):
     assert set(results) == {"truncated", "longformer"}
     longformer = results["longformer"]["model_overrides"]["attention"]
     assert longformer["type"] == "longformer" and results["truncated"]["keep"] == "tail"
-    table = (tmp_path / "text_classify" / "results.md").read_text()
+    table = (tmp_path / "text_classify" / "results.txt").read_text()
     assert table.count("\n") == 2 + 2 + 2 and "bag_of_words" in table
     # the saved classifier carries global attention at [CLS] and its task.json
     config = json.loads((tmp_path / "text_classify" / "longformer" / "model" / "config.json").read_text())
