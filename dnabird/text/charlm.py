@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_json_atomic
+from dnabird.progress import progress_bar
 from dnabird.train import LossOutput, TrainConfig
 
 PAD_ID = 0
@@ -103,7 +104,7 @@ def evaluate_bpc(model: torch.nn.Module, data: np.ndarray, start: int, end: int,
     model.eval().to(device)
     windows = evaluation_windows(start, end, context=context, stride=stride)
     nats, scored = 0.0, 0
-    for first in range(0, len(windows), batch_size):
+    for first in progress_bar(range(0, len(windows), batch_size), desc="BPC", unit=" batches"):
         group = windows[first:first + batch_size]
         length = max(b - a for a, b, _ in group)
         ids = torch.full((len(group), length), PAD_ID, dtype=torch.long)

@@ -27,6 +27,7 @@ from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.model.config import EncoderConfig
 from dnabird.model.task_spec import TaskSpec
+from dnabird.progress import progress_bar
 from dnabird.train import LossOutput, TrainConfig
 
 KEEP = ("head", "tail")
@@ -143,7 +144,7 @@ def predict_classes(model: torch.nn.Module, ids: np.ndarray, *, pad_id: int, bat
     """Predicted targets (0/1 or class index) of every row of `ids`."""
     model.eval().to(device)
     predictions = []
-    for start in range(0, len(ids), batch_size):
+    for start in progress_bar(range(0, len(ids), batch_size), desc="classifying", unit=" batches"):
         batch = torch.from_numpy(ids[start:start + batch_size]).to(device)
         logits = model(batch, batch != pad_id).logits
         predictions.append(((logits > 0).long() if logits.dim() == 1 else logits.argmax(-1)).cpu().numpy())

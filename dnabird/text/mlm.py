@@ -29,6 +29,7 @@ from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
+from dnabird.progress import progress_bar
 from dnabird.text.training import EpochShuffled
 from dnabird.train import TrainConfig
 
@@ -111,7 +112,7 @@ def evaluate_mlm(model: torch.nn.Module, examples: PackedTextExamples, *, char_l
     scorers = ["model"] + (["unigram"] if unigram is not None else [])
     sums = {name: {"nats": 0.0, "correct": 0} for name in scorers}
     tokens = characters = 0
-    for start in range(0, count, batch_size):
+    for start in progress_bar(range(0, count, batch_size), desc="held-out MLM", unit=" batches"):
         rows = range(start, min(count, start + batch_size))
         batch = {k: v.to(device) for k, v in collate([examples[i] for i in rows]).items()}
         out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"],

@@ -24,6 +24,7 @@ from dnabird.data.squad import QAExample
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
+from dnabird.progress import progress_bar
 from dnabird.text.qa_metrics import NORMALIZERS, evaluate
 from dnabird.train import LossOutput, TrainConfig
 
@@ -130,7 +131,7 @@ def predict(model: torch.nn.Module, examples: Sequence[QAExample], inputs: QAInp
     `group_by_question` (keeping the best-scoring span over that question's documents)."""
     model.eval().to(device)
     best: dict[str, tuple[float, str]] = {}
-    for start in range(0, len(inputs), batch_size):
+    for start in progress_bar(range(0, len(inputs), batch_size), desc="answering", unit=" batches"):
         rows = range(start, min(len(inputs), start + batch_size))
         batch = {k: v.to(device) for k, v in collate([inputs[i] for i in rows]).items()}
         out = model(batch["input_ids"], batch["attention_mask"],
