@@ -41,7 +41,7 @@ def test_charlm_pipeline_prints_bpc(tmp_path, capsys):
 def test_classification_and_qa_stages(tmp_path, capsys):
     pipeline = {
         "out_dir": str(tmp_path), "seed": 0,
-        "text_data": {"long_range": {"length": 256, "train": 24, "validation": 8, "test": 8}, "squad_paragraphs": 6},
+        "text_data": {"long_range": {"length": 256, "train": 16, "validation": 8, "test": 8}, "squad_paragraphs": 5},
         "text_tokenizer": {"source": "long_range_train", "model_type": "word", "vocab_size": 1000,
                            "byte_fallback": False},
         "text_classify": {"base": {"model": "tiny", "max_length": 256, "train": FEW_STEPS},
