@@ -176,7 +176,7 @@ def model_settings(config: CharLMConfig):
 def train_charlm(config: CharLMConfig, *, resume: bool = False) -> dict:
     """Train a causal byte-level LM, then report BPC on the evaluation split beside the unigram baseline."""
     from dnabird.model.heads import CausalLanguageModel
-    from dnabird.text.training import train_and_save
+    from dnabird.text.training import finish, train_and_save
 
     if config.data is None:
         raise ParameterError("data", None, "a text8/enwik8-format file")
@@ -200,6 +200,7 @@ def train_charlm(config: CharLMConfig, *, resume: bool = False) -> dict:
         write_json_atomic(Path(config.train.out_dir) / "report.json", report)
         print(f"{config.eval_split} BPC {report['model']['bpc']:.3f} over {report['model']['scored']} bytes "
               f"(context {config.eval_context}, stride {config.eval_stride}; unigram {report['unigram_bpc']:.3f})")
+    finish(ctx)
     return report
 
 

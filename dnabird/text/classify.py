@@ -190,7 +190,7 @@ def classify(config: TextClassifyConfig, *, resume: bool = False) -> dict:
     `<out_dir>/report.json`)."""
     from dnabird.model.checkpoint import load_encoder_for_finetuning
     from dnabird.model.heads import model_for_task
-    from dnabird.text.training import EpochShuffled, train_and_save
+    from dnabird.text.training import EpochShuffled, finish, train_and_save
 
     data = config.data
     for name, value in (("data.train", data.train), ("data.test", data.test), ("tokenizer", config.tokenizer)):
@@ -216,6 +216,7 @@ def classify(config: TextClassifyConfig, *, resume: bool = False) -> dict:
                                 tokenizer_path=tokenizer.path, task=spec)
     report = {"task": spec.to_dict(), "max_length": config.max_length, "keep": config.keep}
     if not ctx.is_main:
+        finish(ctx)
         return report
     for split in ("validation", "test"):
         path = getattr(data, split)
@@ -232,6 +233,7 @@ def classify(config: TextClassifyConfig, *, resume: bool = False) -> dict:
                          "bag_of_words": bag_of_words_baseline(tokenizer, (texts, targets),
                                                                (split_texts, split_targets), spec.problem)}
     write_json_atomic(Path(config.train.out_dir) / "report.json", report)
+    finish(ctx)
     return report
 
 

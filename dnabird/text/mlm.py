@@ -189,7 +189,7 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
     from dnabird.model.heads import PretrainingModel
     from dnabird.pretraining.objective import mlm_loss
     from dnabird.pretraining.recipe import encoder_config
-    from dnabird.text.training import train_and_save
+    from dnabird.text.training import finish, train_and_save
 
     for name in ("train_files", "tokenizer"):
         if getattr(config, name) is None:
@@ -214,6 +214,7 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
                               num_examples=config.eval_examples, batch_size=config.eval_batch_size, device=ctx.device)
         write_json_atomic(Path(config.train.out_dir) / "report.json", report)
         print(format_mlm_report(report))
+    finish(ctx)
     return report
 
 

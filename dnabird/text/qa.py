@@ -239,7 +239,7 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
     from dnabird.model.checkpoint import load_encoder_for_finetuning
     from dnabird.model.heads import SpanExtractor
     from dnabird.model.task_spec import TaskSpec
-    from dnabird.text.training import EpochShuffled, train_and_save
+    from dnabird.text.training import EpochShuffled, finish, train_and_save
 
     for name, value in (("data.train", config.data.train), ("tokenizer", config.tokenizer)):
         if value is None:
@@ -277,6 +277,7 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
         row = report["validation"]
         print(f"validation: EM {row['exact_match']:.1f}  F1 {row['f1']:.1f} over {row['questions']} questions "
               f"({config.data.normalization} normalisation; answer kept in the input: {row['answer_in_input']:.0%})")
+    finish(ctx)
     return report
 
 

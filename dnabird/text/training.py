@@ -49,6 +49,12 @@ def train_and_save(build_model, loss_fn, dataset, collate_fn, train_config: Trai
     return model, ctx
 
 
+def finish(ctx: distributed.Context) -> None:
+    """After rank 0's evaluation: wait for every rank, then leave the process group (under torchrun)."""
+    distributed.barrier(ctx)
+    distributed.teardown(ctx)
+
+
 def resumable(train_config: TrainConfig) -> bool:
     """Whether `out_dir` holds a checkpoint to resume from (a pipeline stage resumes when it does)."""
     return any((Path(train_config.out_dir) / "checkpoints").glob("step_*"))
