@@ -7,9 +7,10 @@ Same method names as `dnabird.data.tokenizer.Tokenizer` (`train`, `load`, `save`
 - A model trained here has dnabird's fixed layout [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4, counted in
   the vocabulary size. It normalises nothing and keeps every space, with byte fallback: any Unicode text
   decodes back exactly (`decode(encode(text)) == text`).
-- An existing model (e.g. the `spiece.model` of `google/bigbird-roberta-base`: <pad>=0, <s>=1, </s>=2,
-  [CLS]=65, [SEP]=66, [MASK]=67, <unk>=100) keeps its own ids behind the same attribute names, found by
-  piece name (`SPECIAL_PIECES`, first match wins) or given explicitly with `special_pieces`.
+- An existing model (e.g. the `spiece.model` of `google/bigbird-roberta-base`, whose config states <pad>=0,
+  <s>=1, </s>=2, [SEP]=66) keeps its own ids behind the same attribute names, found by piece name
+  (`SPECIAL_PIECES`, first match wins: [CLS] before <s>, as Hugging Face's BigBird tokenizer uses it) or
+  given explicitly with `special_pieces`.
 
 `offsets(text)` gives each token's character span in the original text (sentencepiece reports byte spans of
 the unnormalised input; pieces of one byte-fallback character share that character's span).
