@@ -1,4 +1,5 @@
-"""`TaskSpec`: the schema of the `task.json` a task module writes beside a fine-tuned checkpoint."""
+"""`TaskSpec`: the schema of the `task.json` a task module writes beside a fine-tuned checkpoint, and the
+grammar of its window `anchor`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,32 @@ from dnabird.io import write_text_atomic
 
 PROBLEMS = ("binary", "multiclass", "multilabel")
 STRAND_RULES = ("forward", "feature", "both")
+_TSS_ANCHOR = re.compile(r"tss:-(\d+):\+(\d+)")
+
+
+@dataclass(frozen=True)
+class WindowAnchor:
+    """A parsed `anchor`: "centre" (the window centred on its feature or variant: index length // 2) or
+    "tss:-U:+D" (a stranded window of U + D bp with the TSS at index U: U bp upstream, the TSS and
+    D − 1 bp downstream, in the TSS's orientation)."""
+
+    kind: str  # "centre" or "tss"
+    upstream: int = 0
+    downstream: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> WindowAnchor:
+        if text == "centre":
+            return cls("centre")
+        match = _TSS_ANCHOR.fullmatch(str(text))
+        if match is None or int(match.group(2)) < 1:
+            raise ConfigError(f"task.json: anchor={text!r} is invalid: expected 'centre' or "
+                              "'tss:-UPSTREAM:+DOWNSTREAM' (bp, DOWNSTREAM >= 1, e.g. 'tss:-5000:+3000')")
+        return cls("tss", int(match.group(1)), int(match.group(2)))
+
+    def index(self, window_length: int) -> int:
+        """The anchor's 0-based index in a window of `window_length` bp."""
+        return self.upstream if self.kind == "tss" else window_length // 2
 
 
 @dataclass(frozen=True)
@@ -65,6 +92,10 @@ class TaskSpec:
             bad("window_length", "a positive integer number of bp, or null")
         if self.strand_rule not in STRAND_RULES:
             bad("strand_rule", f"one of {STRAND_RULES}")
+        if self.anchor is not None:
+            anchor = WindowAnchor.parse(self.anchor)
+            if anchor.kind == "tss" and window != anchor.upstream + anchor.downstream:
+                bad("window_length", f"{anchor.upstream + anchor.downstream} bp, the span of anchor {self.anchor!r}")
         if self.tokenizer_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", str(self.tokenizer_hash)):
             bad("tokenizer_hash", "a 64-character lowercase hex sha256, or null")
         if not isinstance(self.label_groups, dict):
@@ -78,6 +109,10 @@ class TaskSpec:
     @property
     def num_outputs(self) -> int:
         return len(self.labels)
+
+    def window_anchor(self) -> WindowAnchor | None:
+        """The parsed `anchor` (None for tasks without a genomic window)."""
+        return None if self.anchor is None else WindowAnchor.parse(self.anchor)
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -30,7 +29,6 @@ from dnabird.data.pretraining import (
     PretrainingExamples,
     collate,
 )
-from dnabird.errors import CheckpointError
 from dnabird.io import write_json_atomic
 from dnabird.model.heads import IGNORE_INDEX
 
@@ -177,15 +175,11 @@ def heldout_report(model: torch.nn.Module, tokenizer, heldout_shards, *, train_s
 def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards, *, out=None, device: str = "auto",
                         **options) -> dict:
     """Load a pretrained model directory (with its tokenizer `.model` file) and run `heldout_report`."""
-    from dnabird.data.tokenizer import Tokenizer
-    from dnabird.model.checkpoint import load_checkpoint
+    from dnabird.model.checkpoint import load_checkpoint, read_tokenizer
 
-    models = sorted(Path(checkpoint).glob("*.model"))
-    if len(models) != 1:
-        raise CheckpointError(f"{checkpoint}: expected one tokenizer .model file, found {len(models)}")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    report = heldout_report(load_checkpoint(checkpoint), Tokenizer.load(models[0]), heldout_shards,
+    report = heldout_report(load_checkpoint(checkpoint), read_tokenizer(checkpoint), heldout_shards,
                             device=device, **options)
     if out is not None:
         write_json_atomic(out, report)
