@@ -24,6 +24,9 @@ COMMAND_MODULES = (
     "dnabird.commands.import_hf",
     "dnabird.commands.run",
     "dnabird.commands.tokenizer",
+    "dnabird.commands.score",
+    "dnabird.commands.ism",
+    "dnabird.commands.embed",
 )
 
 

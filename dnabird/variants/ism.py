@@ -64,6 +64,23 @@ class Mutagenesis:
         values[rows] = self.scores.array(kind)
         return values
 
+    def to_hdf5(self, path: str | os.PathLike) -> None:
+        """/diff, /logit_diff … [positions, 4, outputs], /outputs, /sequence; chrom, start, end, bases and
+        settings as attributes."""
+        import json
+
+        import h5py
+
+        from dnabird.io import atomic_output
+
+        with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+            for kind in ("ref", "alt", "diff", "logit_diff"):
+                out.create_dataset(kind, data=self.matrix(kind).astype(np.float32))
+            out.create_dataset("outputs", data=np.array(self.scores.outputs, dtype=object),
+                               dtype=h5py.string_dtype())
+            out.attrs.update(chrom=self.chrom, start=self.start, end=self.end, sequence=self.sequence, bases=BASES,
+                             settings=json.dumps(self.scores.settings, sort_keys=True))
+
     def plot(self, path: str | os.PathLike, *, output: int | str = 0, kind: str = "diff") -> None:
         """A heat map (bases × positions) of one output, the reference base of each position dotted."""
         import matplotlib
