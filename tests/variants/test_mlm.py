@@ -41,7 +41,8 @@ def brute_force_spans(spans_ref, spans_alt, w, flank):
     bounds = [{0} | {e for _, e in spans} for spans in (spans_ref, spans_alt)]
     lengths = [spans_ref[-1][1], spans_alt[-1][1]]
     starts, stops = [w.ref_at, w.alt_at], [w.ref_at + w.ref_length, w.alt_at + w.alt_length]
-    left = next(e for e in range(flank, 10_000) if all(s - e <= 0 or s - e in b for s, b in zip(starts, bounds, strict=True)))
+    left = next(e for e in range(flank, 10_000)
+                if all(s - e <= 0 or s - e in b for s, b in zip(starts, bounds, strict=True)))
     right = next(e for e in range(flank, 10_000)
                  if all(t + e >= n or t + e in b for t, n, b in zip(stops, lengths, bounds, strict=True)))
     return [[i for i, (a, b) in enumerate(spans) if a >= max(0, s - left) and b <= min(n, t + right)]
