@@ -9,14 +9,16 @@ import torch
 from torch import nn
 
 from dnabird.data.tokenizer import Tokenizer
+from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import tiny
-from dnabird.model.heads import ClassifierOutput
+from dnabird.model.heads import ClassifierOutput, SequenceClassifier
 from dnabird.model.task_spec import TaskSpec
 
 # 40 bp; GATA at 4, 13 and 28; TATC (GATA on the minus strand) at 21
 CHR1 = "ACGTGATAAC" "CTTGATACGG" "TTATCGCCGA" "TACGTTTAAC"
 CHRM = "ACGTACGTAC"
 STUB_LABELS = ("GATA", "first_GATA", "centre_A")
+WINDOW, LENGTH = 301, 448  # 7 blocks of 64: sparse attention with random blocks
 
 
 def write_fasta(path, records: dict[str, str]):
@@ -65,3 +67,34 @@ def stub_task(anchor="centre", window=11, strand_rule="both") -> TaskSpec:
 def stub_outputs(window: str) -> np.ndarray:
     """What `MotifCounter` returns for one window, worked out on the string."""
     return np.array([window.count("GATA"), window.find("GATA"), float(window[len(window) // 2] == "A")])
+
+
+@pytest.fixture(scope="session")
+def genome_and_vcf(tmp_path_factory):
+    """Two random 900-bp chromosomes and a VCF of 13 SNVs (some near the ends) and an insertion + <DEL>."""
+    folder = tmp_path_factory.mktemp("inputs")
+    rng = np.random.default_rng(5)
+    chroms = {name: "".join(rng.choice(list("ACGT"), size=900)) for name in ("chr1", "chr2")}
+    genome = write_fasta(folder / "g.fa", chroms)
+    lines = []
+    for n, pos in enumerate(range(100, 880, 60)):
+        chrom = "chr1" if n % 2 else "chr2"
+        ref = chroms[chrom][pos - 1]
+        lines.append(f"{chrom}\t{pos}\tv{n}\t{ref}\t{'ACGT'[('ACGT'.index(ref) + 1) % 4]}\t.\tPASS\tDP={n}")
+    lines.append(f"chr1\t450\tins\t{chroms['chr1'][449]}\t{chroms['chr1'][449]}T,<DEL>\t.\tPASS\tDP=1")
+    vcf = folder / "v.vcf"
+    vcf.write_text("##fileformat=VCFv4.2\n##INFO=<ID=DP,Number=1,Type=Integer,Description=\"depth\">\n"
+                   "##contig=<ID=chr1>\n##contig=<ID=chr2>\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
+                   + "\n".join(lines) + "\n")
+    return genome, vcf, chroms
+
+
+@pytest.fixture(scope="session")
+def classifier_dir(tokenizer, tmp_path_factory):
+    """A tiny random SequenceClassifier saved with its tokenizer and a chromatin-like task.json."""
+    config = tiny(vocab_size=tokenizer.vocab_size, dropout=0.0, attention_dropout=0.0, num_layers=1)
+    task = TaskSpec(task="chromatin", problem="multilabel", labels=["K562|DNase|None", "GM12878|CTCF|None"],
+                    label_groups={"DNase": ["K562|DNase|None"], "TF": ["GM12878|CTCF|None"]}, eval_length=LENGTH,
+                    window_length=WINDOW, anchor="centre", strand_rule="both", tokenizer_hash=tokenizer.hash)
+    return save_checkpoint(SequenceClassifier(config, 2, problem="multilabel", seed=4),
+                           tmp_path_factory.mktemp("ckpt") / "classifier", tokenizer_files=(tokenizer.path,), task=task)

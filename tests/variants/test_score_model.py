@@ -11,43 +11,10 @@ import pysam
 import pytest
 import torch
 
-from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import tiny
-from dnabird.model.heads import PretrainingModel, SequenceClassifier
-from dnabird.model.task_spec import TaskSpec
+from dnabird.model.heads import PretrainingModel
 from dnabird.variants import score_variants
-from tests.variants.conftest import write_fasta
-
-WINDOW, LENGTH = 301, 448  # 7 blocks of 64: sparse attention with random blocks
-
-
-@pytest.fixture(scope="module")
-def genome_and_vcf(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("inputs")
-    rng = np.random.default_rng(5)
-    chroms = {name: "".join(rng.choice(list("ACGT"), size=900)) for name in ("chr1", "chr2")}
-    genome = write_fasta(folder / "g.fa", chroms)
-    lines = []
-    for n, pos in enumerate(range(100, 880, 60)):
-        chrom = "chr1" if n % 2 else "chr2"
-        ref = chroms[chrom][pos - 1]
-        lines.append(f"{chrom}\t{pos}\tv{n}\t{ref}\t{'ACGT'[('ACGT'.index(ref) + 1) % 4]}\t.\tPASS\tDP={n}")
-    lines.append(f"chr1\t450\tins\t{chroms['chr1'][449]}\t{chroms['chr1'][449]}T,<DEL>\t.\tPASS\tDP=1")
-    vcf = folder / "v.vcf"
-    vcf.write_text("##fileformat=VCFv4.2\n##INFO=<ID=DP,Number=1,Type=Integer,Description=\"depth\">\n"
-                   "##contig=<ID=chr1>\n##contig=<ID=chr2>\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
-                   + "\n".join(lines) + "\n")
-    return genome, vcf, chroms
-
-
-@pytest.fixture(scope="module")
-def classifier_dir(tokenizer, tmp_path_factory):
-    config = tiny(vocab_size=tokenizer.vocab_size, dropout=0.0, attention_dropout=0.0, num_layers=1)
-    task = TaskSpec(task="chromatin", problem="multilabel", labels=["K562|DNase|None", "GM12878|CTCF|None"],
-                    label_groups={"DNase": ["K562|DNase|None"], "TF": ["GM12878|CTCF|None"]}, eval_length=LENGTH,
-                    window_length=WINDOW, anchor="centre", strand_rule="both", tokenizer_hash=tokenizer.hash)
-    return save_checkpoint(SequenceClassifier(config, 2, problem="multilabel", seed=4),
-                           tmp_path_factory.mktemp("ckpt") / "classifier", tokenizer_files=(tokenizer.path,), task=task)
+from tests.variants.conftest import LENGTH, WINDOW
 
 
 def test_head_scores_match_a_direct_forward_pass(classifier_dir, tokenizer, genome_and_vcf):
