@@ -1,18 +1,20 @@
 """Zero-shot `mlm_llr` on the embedded default's VCF: AUROC of −LLR for the disruptive variants against
 all neutral ones and against the in-element controls, with stratified bootstrap intervals, beside an
-order-k Markov chain over bases trained on the same genome (the cheap baseline that could fake it).
+order-k Markov chain over bases (the held-out report's, fitted on the run's training shards) scoring the
+same masked spans: the cheap baseline that could fake it.
 
 A multi-allelic record scores the mean over its ALTs; the REF-mismatch record is not scored. Rows for
 SNVs only remove the length confound of indels (a deletion's shorter span reads as more likely).
 
-    python benchmarks/variant_auroc.py --model runs/demo/pretrain/model --data runs/demo/data
-    python benchmarks/variant_auroc.py --model M --data D --window-bp 2000 --eval-length 512 --rc forward
+    python benchmarks/variant_auroc.py --run runs/demo                      # after make demo
+    python benchmarks/variant_auroc.py --run RUN --window-bp 400 --eval-length 128 --rc forward
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,43 +22,38 @@ from sklearn.metrics import roc_auc_score
 
 from dnabird.genome.reference import Genome
 from dnabird.variants import score_variants
+from dnabird.variants.records import read_alleles
 
 
-def markov_scores(genome: Genome, truth: pd.DataFrame, order: int) -> pd.DataFrame:
-    """log P(ALT) − log P(REF) of the bases around each variant under an order-`order` Markov chain
-    (add-one smoothed (order+1)-mer counts over the genome), raw and per bp; mean over a record's ALTs."""
-    codes = {name: np.frombuffer(genome.fetch(name, 0, n).sequence.upper().encode(), np.uint8)
-             for name, n in genome.lengths.items()}
-    lookup = np.full(256, 4, np.int64)
-    lookup[list(b"ACGT")] = np.arange(4)
-    counts = np.zeros(4 ** (order + 1))
-    for seq in codes.values():
-        x = lookup[seq]
-        if len(x) <= order:
-            continue
-        windows = np.lib.stride_tricks.sliding_window_view(x, order + 1)
-        clean = (windows < 4).all(1)
-        counts += np.bincount((windows[clean] * 4 ** np.arange(order, -1, -1)).sum(1), minlength=len(counts))
-    table = counts.reshape(-1, 4) + 1
-    log_p = np.log(table / table.sum(1, keepdims=True)).reshape(-1)
+def markov_scores(run: Path, genome: Genome, alleles, settings: dict, max_order: int) -> pd.DataFrame:
+    """The held-out report's order-k Markov chain (fitted on the run's training shards), scoring the same
+    masked span of the same windows as mlm_llr: log P(ALT span) − log P(REF span), each base given the
+    k bases before it; raw and per bp, mean over a record's ALTs and over strands like the model."""
+    from dnabird.data.shards import ShardReader
+    from dnabird.model.checkpoint import read_tokenizer
+    from dnabird.pretraining.markov import MarkovBaseline
+    from dnabird.variants.mlm import masked_spans
+    from dnabird.variants.windows import centred_windows
 
-    def log_likelihood(text: str) -> float:
-        x = lookup[np.frombuffer(text.encode(), np.uint8)]
-        windows = np.lib.stride_tricks.sliding_window_view(x, order + 1)
-        windows = windows[(windows < 4).all(1)]
-        return float(log_p[(windows * 4 ** np.arange(order, -1, -1)).sum(1)].sum())
-
+    tokenizer = read_tokenizer(run / "pretrain" / "model")
+    markov = MarkovBaseline.fit(ShardReader(run / "shards" / "train"), tokenizer, max_order=max_order)
     rows = []
-    for record in truth.itertuples():
-        first = record.pos - 1
-        left = genome.fetch(record.chrom, first - order, first).sequence.upper()
-        right = genome.fetch(record.chrom, first + len(record.ref), first + len(record.ref) + order).sequence.upper()
-        ref = log_likelihood(left + record.ref + right)
-        llr = [log_likelihood(left + alt + right) - ref for alt in record.alt.split(",")]
-        per_bp = [log_likelihood(left + alt + right) / (len(alt) + order) - ref / (len(record.ref) + order)
-                  for alt in record.alt.split(",")]
-        rows.append((record.id, np.mean(llr), np.mean(per_bp)))
-    return pd.DataFrame(rows, columns=["id", "llr", "llr_per_bp"])
+    for allele in alleles:
+        forward = centred_windows(genome, allele.variant, settings["window_bp"])
+        strands = [forward, forward.reverse_complement()] if settings["rc"] == "average" else [forward]
+        llr, per_bp = [], []
+        for w in strands:
+            ids = [np.array(tokenizer.encode(seq)) for seq in (w.ref, w.alt)]
+            spans = masked_spans(w, *(tokenizer.token_spans(i) for i in ids), settings["flank_bp"])
+            log_p = []
+            for tokens, span in zip(ids, spans, strict=True):
+                selected = np.zeros(len(tokens), bool)
+                selected[span.first:span.stop] = True
+                log_p.append(markov.log2_probs(tokens, selected)[max_order].sum() * np.log(2))
+            llr.append(log_p[1] - log_p[0])
+            per_bp.append(log_p[1] / spans[1].bp - log_p[0] / spans[0].bp)
+        rows.append((allele.variant.id, np.mean(llr), np.mean(per_bp)))
+    return pd.DataFrame(rows, columns=["id", "llr", "llr_per_bp"]).groupby("id", sort=False).mean().reset_index()
 
 
 def auroc_with_interval(positive: np.ndarray, negative: np.ndarray, reps: int, seed: int = 0):
@@ -71,28 +68,30 @@ def auroc_with_interval(positive: np.ndarray, negative: np.ndarray, reps: int, s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="pretrained checkpoint directory")
-    parser.add_argument("--data", required=True,
-                        help="toy data folder (toy_hg19.fa, variants.vcf, variant_truth.tsv)")
+    parser.add_argument("--run", default="runs/demo", help="a demo run folder: pretrain/model, shards/train, and "
+                                                            "data/ (toy_hg19.fa, variants.vcf, variant_truth.tsv)")
     parser.add_argument("--window-bp", type=int, default=2000)
     parser.add_argument("--eval-length", type=int, default=512)
     parser.add_argument("--flank-bp", type=int, default=0)
     parser.add_argument("--rc", default="average", choices=("average", "forward"))
-    parser.add_argument("--markov-order", type=int, default=5)
+    parser.add_argument("--markov-order", type=int, default=6)
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=16)
     args = parser.parse_args()
 
-    truth = pd.read_csv(f"{args.data}/variant_truth.tsv", sep="\t")
-    genome = Genome(f"{args.data}/toy_hg19.fa")
+    run = Path(args.run)
+    truth = pd.read_csv(run / "data" / "variant_truth.tsv", sep="\t")
+    genome = Genome(run / "data" / "toy_hg19.fa")
     start = time.perf_counter()
-    scores = score_variants(args.model, genome, f"{args.data}/variants.vcf", method="mlm_llr", rc=args.rc,
-                            window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
+    scores = score_variants(run / "pretrain" / "model", genome, run / "data" / "variants.vcf", method="mlm_llr",
+                            rc=args.rc, window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
                             batch_size=args.batch_size, device="cpu")
     seconds = time.perf_counter() - start
     model = pd.DataFrame({"id": scores.units["id"], "llr": scores.diff[:, 0], "llr_per_bp": scores.diff[:, 1]})
     model = model.groupby("id", sort=False).mean().reset_index()
-    markov = markov_scores(genome, truth[truth["id"].isin(model["id"])], args.markov_order)
+    scored = {(r.record, r.allele) for r in scores.units.itertuples()}
+    alleles = [a for a in read_alleles(run / "data" / "variants.vcf") if (a.record, a.allele) in scored]
+    markov = markov_scores(run, genome, alleles, scores.settings, args.markov_order)
     single = truth["alt"].str.split(",").map(lambda alts: all(len(alt) == 1 for alt in alts))
     truth["snv"] = (truth["ref"].str.len() == 1) & single
     truth["control"] = (truth["label"] == "neutral") & (truth["element"] != ".")

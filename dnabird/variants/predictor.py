@@ -34,7 +34,7 @@ class Predictor:
     def __init__(self, model: torch.nn.Module, tokenizer, task: TaskSpec | None, device: torch.device):
         self.model = model.eval().to(device)
         self.tokenizer, self.task, self.device = tokenizer, task, device
-        self.block_size = model.config.pattern().block_size
+        self.block_size = model.config.length_multiple
         self.max_tokens = model.config.max_positions - model.config.position_offset
         if task is not None and task.tokenizer_hash not in (None, tokenizer.hash):
             raise CheckpointError(f"task.json names tokenizer {task.tokenizer_hash[:12]}…, but the tokenizer "
@@ -67,7 +67,7 @@ class Predictor:
         """`length` if it is a usable fixed input length (a block multiple within the model's positions)."""
         if not isinstance(length, int) or length < self.block_size or length % self.block_size \
                 or length > self.max_tokens:
-            raise ParameterError("eval_length", length, f"a multiple of the block size {self.block_size} "
+            raise ParameterError("eval_length", length, f"a multiple of the attention block size {self.block_size} "
                                  f"up to the model's {self.max_tokens} positions")
         return length
 
