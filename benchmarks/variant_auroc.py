@@ -70,6 +70,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", default="runs/demo", help="a demo run folder: pretrain/model, shards/train, and "
                                                             "data/ (toy_hg19.fa, variants.vcf, variant_truth.tsv)")
+    parser.add_argument("--data", help="the toy data folder, if not RUN/data (the same seed's genome)")
     parser.add_argument("--window-bp", type=int, default=2000)
     parser.add_argument("--eval-length", type=int, default=512)
     parser.add_argument("--flank-bp", type=int, default=0)
@@ -80,17 +81,18 @@ def main() -> None:
     args = parser.parse_args()
 
     run = Path(args.run)
-    truth = pd.read_csv(run / "data" / "variant_truth.tsv", sep="\t")
-    genome = Genome(run / "data" / "toy_hg19.fa")
+    data = Path(args.data or run / "data")
+    truth = pd.read_csv(data / "variant_truth.tsv", sep="\t")
+    genome = Genome(data / "toy_hg19.fa")
     start = time.perf_counter()
-    scores = score_variants(run / "pretrain" / "model", genome, run / "data" / "variants.vcf", method="mlm_llr",
+    scores = score_variants(run / "pretrain" / "model", genome, data / "variants.vcf", method="mlm_llr",
                             rc=args.rc, window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
                             batch_size=args.batch_size, device="cpu")
     seconds = time.perf_counter() - start
     model = pd.DataFrame({"id": scores.units["id"], "llr": scores.diff[:, 0], "llr_per_bp": scores.diff[:, 1]})
     model = model.groupby("id", sort=False).mean().reset_index()
     scored = {(r.record, r.allele) for r in scores.units.itertuples()}
-    alleles = [a for a in read_alleles(run / "data" / "variants.vcf") if (a.record, a.allele) in scored]
+    alleles = [a for a in read_alleles(data / "variants.vcf") if (a.record, a.allele) in scored]
     markov = markov_scores(run, genome, alleles, scores.settings, args.markov_order)
     single = truth["alt"].str.split(",").map(lambda alts: all(len(alt) == 1 for alt in alts))
     truth["snv"] = (truth["ref"].str.len() == 1) & single

@@ -38,6 +38,9 @@ class WindowAnchor:
                               "'tss:-UPSTREAM:+DOWNSTREAM' (bp, DOWNSTREAM >= 1, e.g. 'tss:-5000:+3000')")
         return cls("tss", int(match.group(1)), int(match.group(2)))
 
+    def __str__(self) -> str:
+        return "centre" if self.kind == "centre" else f"tss:-{self.upstream}:+{self.downstream}"
+
     def index(self, window_length: int) -> int:
         """The anchor's 0-based index in a window of `window_length` bp."""
         return self.upstream if self.kind == "tss" else window_length // 2

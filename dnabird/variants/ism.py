@@ -146,7 +146,5 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
     if len(scores.skipped):
         first = scores.skipped.iloc[0]
         raise UnscorableVariantError(first["reason"], first["detail"])
-    scores.settings = {"method": setup.method, "window_bp": setup.window_bp, "eval_length": setup.eval_length,
-                       "rc": "average" if setup.rc else "forward", "flank_bp": setup.flank_bp,
-                       "window_start": window_start}
+    scores.settings = {**setup.describe(), "window_start": window_start, "tokenizer_hash": predictor.tokenizer.hash}
     return Mutagenesis(chrom, start, end, sequence, scores)

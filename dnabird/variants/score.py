@@ -20,6 +20,7 @@ rank modulo the world size, and every rank returns the merged scores in input or
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
@@ -47,6 +48,8 @@ REF_MISMATCH_MODES = ("skip", "genome")
 LLR_OUTPUTS = ("llr", "llr_per_bp")
 CHUNK_BATCHES = 8  # model batches of work gathered before running them
 
+log = logging.getLogger(__name__)
+
 
 @dataclasses.dataclass(frozen=True)
 class Setup:
@@ -59,6 +62,12 @@ class Setup:
     rc: bool  # score the reverse complement too and average
     flank_bp: int
     on_ref_mismatch: str
+
+    def describe(self) -> dict:
+        """The settings as plain values, for reports and output files."""
+        return {"method": self.method, "window_bp": self.window_bp, "eval_length": self.eval_length,
+                "anchor": str(self.anchor), "rc": "average" if self.rc else "forward", "flank_bp": self.flank_bp,
+                "on_ref_mismatch": self.on_ref_mismatch, "dnabird": __version__}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,10 +105,11 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         anchor, window_bp, eval_length = task.window_anchor(), task.window_length, task.eval_length
         if anchor.kind == "tss" and tss is None:
             raise ParameterError("tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
-        stranded = task.strand_rule == "feature"
-        if stranded and rc == "average":
-            raise ParameterError("rc", rc, "'forward' or None: this head is strand-specific (strand rule 'feature')")
-        average = (rc or ("average" if task.strand_rule == "both" else "forward")) == "average"
+        if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
+            raise ParameterError("rc", rc, f"'forward' or None: this head is strand-specific (anchor {task.anchor}, "
+                                 f"strand rule {task.strand_rule})")
+        average = anchor.kind == "centre" and (rc or ("average" if task.strand_rule == "both" else "forward")) \
+            == "average"
     else:
         if predictor.has_head:
             raise ParameterError("method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
@@ -120,6 +130,10 @@ class TssWindows:
 
     def __init__(self, sites: list[Tss], anchor: WindowAnchor, genome: Genome):
         self.by_chrom: dict[str, list[tuple[int, int, Tss]]] = {}
+        missing = sorted({site.chrom for site in sites if site.chrom not in genome})
+        if missing:
+            log.warning("%d TSS chromosome(s) not in the genome, their TSSs ignored: %s", len(missing),
+                        ", ".join(missing[:10]))
         for site in sites:
             if site.chrom not in genome:
                 continue
@@ -293,14 +307,9 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
     bar = tqdm(alleles, desc="scoring variants", unit=" alleles", disable=None if progress else True)
     part = score_windows(scorer, setup, bar, lambda allele: allele_windows(allele, genome, setup, sites),
-                         batch_size, stranded=sites is not None)
-    part.settings = {"method": setup.method, "window_bp": setup.window_bp, "eval_length": setup.eval_length,
-                     "anchor": setup.anchor.kind if setup.anchor.kind == "centre" else
-                     f"tss:-{setup.anchor.upstream}:+{setup.anchor.downstream}",
-                     "rc": "average" if setup.rc and sites is None else "forward", "flank_bp": setup.flank_bp,
-                     "on_ref_mismatch": setup.on_ref_mismatch, "tokenizer_hash": predictor.tokenizer.hash,
-                     "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__,
-                     "dnabird": __version__}
+                         batch_size)
+    part.settings = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
+                     "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
     if not ctx.distributed:
         return part
     parts = [None] * ctx.world_size
@@ -308,15 +317,13 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     return VariantScores.concat(parts)
 
 
-def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int, *,
-                  stranded: bool = False) -> VariantScores:
-    """Score each allele in the windows `windows_of(allele)` gives (or record why it cannot be scored).
-    `stranded`: the windows carry their own strand (TSS windows), never RC-averaged."""
+def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int) -> VariantScores:
+    """Score each allele in the windows `windows_of(allele)` gives (or record why it cannot be scored)."""
     units, scores, skipped, pending = [], [], [], []
 
     def flush():
         scores.extend(run_windows(scorer, [p for _, p in pending], batch_size))
-        units.extend(_unit_row(window, setup, stranded) for window, _ in pending)
+        units.extend(_unit_row(window, setup) for window, _ in pending)
         pending.clear()
 
     for allele in alleles:
@@ -326,8 +333,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
             skipped.append(_skip_row(allele, err))
             continue
         for window in windows:
-            strands = [window.windows, window.windows.reverse_complement()] if setup.rc and not stranded \
-                else [window.windows]
+            strands = [window.windows, window.windows.reverse_complement()] if setup.rc else [window.windows]
             try:
                 pending.append((window, scorer.rows(strands)))
             except UnscorableVariantError as err:
@@ -341,10 +347,10 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
                          tuple(scorer.groups), *stacked, pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS)))
 
 
-def _unit_row(window: Window, setup: Setup, stranded: bool) -> tuple:
+def _unit_row(window: Window, setup: Setup) -> tuple:
     allele, w = window.allele, window.windows
     v = allele.variant
-    strand = w.strand if stranded else ("both" if setup.rc else "+")
+    strand = "both" if setup.rc else w.strand
     return (allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, window.feature, strand,
             window.ref_match, w.start, w.end, w.pad_left, w.pad_right)
 

@@ -41,7 +41,7 @@ def test_anchor_grammar():
     assert WindowAnchor("centre").index(8000) == 4000 and WindowAnchor("centre").index(7) == 3
     promoter = TaskSpec(**{**CHROMATIN, "anchor": "tss:-5000:+3000", "strand_rule": "feature"})
     assert promoter.window_anchor() == WindowAnchor("tss", 5000, 3000)
-    assert promoter.window_anchor().index(8000) == 5000
+    assert promoter.window_anchor().index(8000) == 5000 and str(promoter.window_anchor()) == "tss:-5000:+3000"
     assert TaskSpec(**{**CHROMATIN, "anchor": None, "window_length": None}).window_anchor() is None
 
 
