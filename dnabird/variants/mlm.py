@@ -3,7 +3,8 @@
 REF and ALT windows are tokenized separately (BPE pieces differ around a variant), so the two token
 sequences are aligned on bp coordinates: the masked span is the union, over both sequences, of the
 tokens overlapping the variant's bases plus `flank` bp on each side, grown until it ends on token
-boundaries in both. Each sequence is scored once with its span masked:
+boundaries in both. Each sequence is scored with its span masked, in one forward pass (one pass serves
+both when the two masked inputs coincide, as for most SNVs):
 
     log P(allele) = Σ over the masked tokens of log p(true token | the window with the span masked)
 

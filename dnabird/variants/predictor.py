@@ -83,22 +83,34 @@ class Predictor:
         return (logits[:, None] if logits.dim() == 1 else logits).cpu()
 
     @torch.no_grad()
-    def masked_log_likelihood(self, rows: Sequence[Sequence[int]], targets: Sequence[dict[int, int]],
+    def masked_log_likelihood(self, rows: Sequence[Sequence[int]], targets: Sequence[Sequence[dict[int, int]]],
                               length: int) -> torch.Tensor:
-        """Σ log p(true token) over each row's masked positions [B] (float64, on the CPU).
+        """Σ log p(token) over masked positions, once per target set of each row, flat in row order (float64,
+        on the CPU).
 
-        `rows` hold [MASK] where `targets` (row token index → true id; [CLS] excluded) say what was there.
+        `rows` hold [MASK] where their target sets (row token index → a token id; [CLS] not counted) ask
+        for a probability; a row may carry several sets over the same positions (REF and ALT tokens when
+        both masked sequences are the same input), each scored from the one forward pass.
         """
         ids, mask = self._inputs(rows, length)
         labels = torch.full_like(ids, IGNORE_INDEX)
-        for row, wanted in enumerate(targets):
-            for index, true_id in wanted.items():
-                labels[row, index + 1] = true_id  # + 1: the [CLS] in front
+        for row, sets in enumerate(targets):
+            for index in set().union(*sets):
+                labels[row, index + 1] = 0  # + 1: the [CLS] in front; any id selects the position
         out = self.model(ids, mask, mlm_labels=labels)
-        positions = out.mlm_positions  # [N, 2] (row, token), row-major like the logits
-        true = F.log_softmax(out.mlm_logits.float(), dim=-1).gather(1, labels[positions[:, 0], positions[:, 1], None])
-        totals = torch.zeros(len(rows), dtype=torch.float64, device=true.device)
-        return totals.index_add_(0, positions[:, 0], true[:, 0].double()).cpu()
+        log_probs = F.log_softmax(out.mlm_logits.float(), dim=-1)  # [N, V] at the selected positions, row-major
+        where = {tuple(p): n for n, p in enumerate(out.mlm_positions.tolist())}
+        picks, tokens, slots, slot = [], [], [], 0
+        for row, sets in enumerate(targets):
+            for wanted in sets:
+                for index, token in wanted.items():
+                    picks.append(where[(row, index + 1)])
+                    tokens.append(token)
+                    slots.append(slot)
+                slot += 1
+        device = log_probs.device
+        values = log_probs[torch.tensor(picks, device=device), torch.tensor(tokens, device=device)].double().cpu()
+        return torch.zeros(slot, dtype=torch.float64).index_add_(0, torch.tensor(slots, dtype=torch.long), values)
 
     @torch.no_grad()
     def hidden(self, rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch.Tensor]:

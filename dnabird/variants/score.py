@@ -191,9 +191,10 @@ class HeadScorer:
         self.multiclass = task.problem == "multiclass"
 
     def rows(self, strands: list[AlleleWindows]) -> tuple[list, list, None]:
+        """The REF and ALT windows of each strand, one row (and one value) each."""
         ids = [encode(self.predictor, sequence, self.setup.eval_length)
                for windows in strands for sequence in (windows.ref, windows.alt)]
-        return ids, [None] * len(ids), None
+        return ids, [[None]] * len(ids), None
 
     def run(self, ids: list, targets: list) -> np.ndarray:
         return self.predictor.logits(ids, self.setup.eval_length).numpy()
@@ -220,16 +221,22 @@ class LLRScorer:
         self.predictor, self.setup = predictor, setup
 
     def rows(self, strands: list[AlleleWindows]) -> tuple[list, list, list[tuple[int, int]]]:
+        """Per strand the REF and ALT windows with their spans masked: one row scored for both token sets
+        when the two masked inputs are the same (an SNV whose tokens around it coincide), else two."""
         ids, targets, bp = [], [], []
         tokenizer = self.predictor.tokenizer
         for windows in strands:
             ref = encode(self.predictor, windows.ref, self.setup.eval_length)
             alt = encode(self.predictor, windows.alt, self.setup.eval_length)
             spans = masked_spans(windows, tokenizer.token_spans(ref), tokenizer.token_spans(alt), self.setup.flank_bp)
-            for tokens, span in zip((ref, alt), spans, strict=True):
-                masked, wanted = mask_span(tokens, span, tokenizer.mask_id)
-                ids.append(masked)
-                targets.append(wanted)
+            (ref_row, ref_wanted), (alt_row, alt_wanted) = (mask_span(tokens, span, tokenizer.mask_id)
+                                                            for tokens, span in zip((ref, alt), spans, strict=True))
+            if ref_row == alt_row:
+                ids.append(ref_row)
+                targets.append([ref_wanted, alt_wanted])
+            else:
+                ids += [ref_row, alt_row]
+                targets += [[ref_wanted], [alt_wanted]]
             bp.append((spans[0].bp, spans[1].bp))
         return ids, targets, bp
 
@@ -265,15 +272,17 @@ def make_scorer(predictor: Predictor, setup: Setup) -> HeadScorer | LLRScorer:
 
 
 def run_windows(scorer, prepared: list[tuple], batch_size: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Scores of prepared windows [(ids, targets, extra) …], the model run over `batch_size` rows at a time."""
+    """Scores of prepared windows [(rows, targets, extra) …], the model run over `batch_size` rows at a time;
+    each row gives one value per entry of its targets."""
     ids = [row for rows, _, _ in prepared for row in rows]
     targets = [t for _, wanted, _ in prepared for t in wanted]
     values = np.concatenate([scorer.run(ids[i:i + batch_size], targets[i:i + batch_size])
                              for i in range(0, len(ids), batch_size)]) if ids else []
     results, at = [], 0
-    for rows, _, extra in prepared:
-        results.append(scorer.combine(values[at:at + len(rows)], extra))
-        at += len(rows)
+    for _, wanted, extra in prepared:
+        count = sum(len(t) for t in wanted)
+        results.append(scorer.combine(values[at:at + count], extra))
+        at += count
     return results
 
 

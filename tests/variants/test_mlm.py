@@ -83,10 +83,15 @@ def test_llr_matches_brute_force_for_every_snv_and_indels(tokenizer, tiny_mlm, t
     variants += [Variant("chr1", 210, chrom[209:214], chrom[209]),
                  Variant("chr1", 220, chrom[219], chrom[219] + "GATTACA")]
     length, window = 192, 101  # 3 blocks of 64: [CLS] + at most 101 tokens + [SEP]
+    rows = []
+    hook = tiny_mlm.register_forward_hook(lambda module, args, out: rows.append(len(args[0])))
     for flank, rc in ((0, "forward"), (3, "average")):
+        rows.clear()
         scores = score_variants(tiny_mlm, genome, variants, method="mlm_llr", tokenizer=tokenizer, rc=rc,
                                 window_bp=window, eval_length=length, flank_bp=flank, batch_size=5, progress=False)
         assert scores.outputs == ("llr", "llr_per_bp") and len(scores.units) == len(variants)
+        passes = len(variants) * (1 if rc == "forward" else 2)  # windows scored
+        assert passes < sum(rows) < 2 * passes  # SNVs whose masked REF and ALT inputs coincide share one pass
         for row, variant in enumerate(variants):
             w = centred_windows(Genome(genome), variant, window)
             if len(variant.ref) == len(variant.alt) == 1:  # SNV: the window is a plain slice
@@ -101,3 +106,4 @@ def test_llr_matches_brute_force_for_every_snv_and_indels(tokenizer, tiny_mlm, t
             assert scores.alt[row] == pytest.approx(alt, abs=1e-4), variant
             assert scores.diff[row, 0] == pytest.approx(alt[0] - ref[0], abs=1e-4)
         assert np.isnan(scores.logit_diff).all()
+    hook.remove()
