@@ -78,6 +78,8 @@ def read_alleles(variants: str | os.PathLike | Iterable[Variant]) -> Iterator[Al
     if isinstance(variants, (str, os.PathLike)):
         yield from _vcf_alleles(Path(variants))
         return
+    if isinstance(variants, Variant):
+        variants = [variants]
     for record, variant in enumerate(variants):
         if not isinstance(variant, Variant):
             raise ParameterError("variants", variant, "a VCF path or an iterable of dnabird Variant objects")

@@ -29,6 +29,7 @@ def test_variant_objects_and_bad_inputs(tmp_path):
     alleles = list(read_alleles([Variant("chr2", 7, "A", "C,T"), Variant("chr2", 9, "N", "A")]))
     assert [(a.record, a.allele, a.variant.alt) for a in alleles] == [(0, 1, "C"), (0, 2, "T"), (1, 1, "A")]
     assert alleles[2].problem.reason == "REF not A/C/G/T"
+    assert [a.variant for a in read_alleles(Variant("chr2", 7, "A", "C"))] == [Variant("chr2", 7, "A", "C")]
     with pytest.raises(ParameterError, match="Variant"):
         list(read_alleles([("chr1", 5, "A", "C")]))
     with pytest.raises(InputFormatError, match="not found"):
