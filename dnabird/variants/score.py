@@ -114,8 +114,9 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         if predictor.has_head:
             raise ParameterError("method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
         anchor, average = WindowAnchor("centre"), (rc or "average") == "average"
-        eval_length = predictor.max_tokens // predictor.block_size * predictor.block_size \
-            if eval_length is None else eval_length
+        if eval_length is None:  # what any window fits (a token spells >= 1 bp), up to the model's length
+            block, longest = predictor.block_size, predictor.max_tokens // predictor.block_size * predictor.block_size
+            eval_length = longest if window_bp is None else min(longest, -(-(window_bp + 2) // block) * block)
         window_bp = eval_length - 2 if window_bp is None else window_bp
     if anchor.kind == "centre" and tss is not None:
         raise ParameterError("tss", tss, "None: windows are centred on the variants")
@@ -299,7 +300,9 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     genome: a FASTA path or a `Genome`. variants: a VCF path (plain or bgzip) or an iterable of `Variant`.
     method: "auto", "head" or "mlm_llr" (see the module docstring). rc: "average" (forward and reverse
         complement), "forward", or None for the model's strand rule. tss: a TSS BED, for TSS-anchored heads.
-    window_bp, eval_length: window in bp and padded token length, for a model without task.json.
+    window_bp, eval_length: window in bp and padded token length, for a model without task.json (defaults:
+        eval_length the model's full length, or what a window_bp-long window always fits; window_bp
+        eval_length − 2). A window that tokenizes longer than eval_length is not scored (reason given).
     flank_bp: mlm_llr only, bp masked on each side of the variant beyond the tokens it touches.
     on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …

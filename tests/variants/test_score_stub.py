@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 
 from dnabird.errors import ParameterError
+from dnabird.model.config import tiny
+from dnabird.model.heads import PretrainingModel
 from dnabird.variants import Variant, score_variants
+from dnabird.variants.predictor import Predictor
+from dnabird.variants.score import resolve_setup
 from tests.variants.conftest import MotifCounter, stub_task, write_fasta
 
 HEADER = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
@@ -113,3 +117,16 @@ def test_batch_size_counts_sequences_per_model_call(tokenizer, hand_genome, tmp_
     variants = [Variant("chr1", p, "ACGT"[(p - 1) % 4], "N") for p in range(20, 40)]
     one, model = score(tokenizer, genome, variants, batch_size=7)
     assert max(model.batch_sizes) == 7 and sum(model.batch_sizes) == 80
+
+
+def test_window_and_length_defaults_of_a_pretrained_model(tokenizer):
+    predictor = Predictor.load(PretrainingModel(tiny(vocab_size=tokenizer.vocab_size, num_layers=1)),
+                               tokenizer=tokenizer, device="cpu")
+    assert (resolve_setup(predictor).window_bp, resolve_setup(predictor).eval_length) == (4094, 4096)
+    assert resolve_setup(predictor, window_bp=100).eval_length == 128  # 102 tokens at most, in blocks of 64
+    assert resolve_setup(predictor, eval_length=256).window_bp == 254
+    assert resolve_setup(predictor).method == "mlm_llr" and resolve_setup(predictor).rc
+    with pytest.raises(ParameterError, match="eval_length"):
+        resolve_setup(predictor, eval_length=100)
+    with pytest.raises(ParameterError, match="method"):
+        resolve_setup(predictor, method="head")
