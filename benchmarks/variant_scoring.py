@@ -3,8 +3,8 @@
 A random-weight model and a DNA tokenizer (vocab 1024, trained on a small toy genome like the demo's)
 score random SNVs of that genome; the weights do not change the speed. Rows: a classifier head with a
 DeepSEA-like task (centred window, `--outputs` labels) forward only and RC-averaged (2 and 4 passes per
-variant), and zero-shot mlm_llr (2 or 4 masked passes). The ratio column compares each row to the
-head, forward only, of the same model.
+variant), and zero-shot mlm_llr (up to 2 or 4 masked passes: one serves REF and ALT when their masked
+inputs coincide). The ratio column compares each row to the head, forward only, of the same model.
 
     python benchmarks/variant_scoring.py                                   # CPU, tiny, 1 kb windows
     python benchmarks/variant_scoring.py --model bigbird-base --window-bp 8000 --device cuda --variants 4000 \\
@@ -24,7 +24,6 @@ import torch
 from dnabird.data.tokenizer import Tokenizer
 from dnabird.datasets.toy import generate
 from dnabird.genome.reference import Genome
-from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import preset
 from dnabird.model.heads import PretrainingModel, SequenceClassifier
 from dnabird.model.task_spec import TaskSpec
@@ -69,32 +68,34 @@ def main() -> None:
     labels = [f"feature_{i}" for i in range(args.outputs)]
     task = TaskSpec(task="bench", problem="multilabel", labels=labels, eval_length=eval_length,
                     window_length=args.window_bp, anchor="centre", strand_rule="both")
-    head = save_checkpoint(SequenceClassifier(config, len(labels), problem="multilabel"), work / "head",
-                           tokenizer_files=(tokenizer.path,), task=task)
-    mlm = save_checkpoint(PretrainingModel(config), work / "mlm", tokenizer_files=(tokenizer.path,))
+    models = {"head": SequenceClassifier(config, len(labels), problem="multilabel"),
+              "mlm_llr": PretrainingModel(config)}
+    rows = []
+    for model in models.values():
+        model.register_forward_hook(lambda module, inputs, out: rows.append(len(inputs[0])))
     variants = random_snvs(genome, args.variants, args.window_bp)
     print(f"{args.model} on {args.device} ({torch.get_num_threads()} threads), {args.window_bp}-bp windows "
           f"({bp_per_token:.2f} bp/token, eval length {eval_length}), {len(variants)} SNVs, batch {args.batch_size}")
-    print("| method | strands | passes / variant | variants/s | vs head forward |")
+    print("| method | strands | model passes / variant | variants/s | vs head forward |")
     print("|---|---|---|---|---|")
     baseline = None
     for entry in args.methods:
         method, rc = entry.split(":")
-        options = dict(method=method, rc=rc, batch_size=args.batch_size, device=args.device, progress=False)
+        options = dict(method=method, rc=rc, batch_size=args.batch_size, device=args.device, progress=False,
+                       tokenizer=tokenizer, task=task if method == "head" else None)
         if method == "mlm_llr":
             options.update(window_bp=args.window_bp, eval_length=eval_length)
-        model = head if method == "head" else mlm
-        score_variants(model, genome, variants[: max(4, args.batch_size // 2)], **options)  # warm-up
+        score_variants(models[method], genome, variants[: max(4, args.batch_size // 2)], **options)  # warm-up
+        rows.clear()
         if args.device.startswith("cuda"):
             torch.cuda.synchronize()
         start = time.perf_counter()
-        scores = score_variants(model, genome, variants, **options)
+        scores = score_variants(models[method], genome, variants, **options)
         if args.device.startswith("cuda"):
             torch.cuda.synchronize()
         rate = len(scores.units) / (time.perf_counter() - start)
         baseline = baseline or rate
-        passes = 2 * (2 if rc == "average" else 1)
-        print(f"| {method} | {rc} | {passes} | {rate:.1f} | {rate / baseline:.2f}× |")
+        print(f"| {method} | {rc} | {sum(rows) / len(scores.units):.2f} | {rate:.1f} | {rate / baseline:.2f}× |")
 
 
 if __name__ == "__main__":
