@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError("--genome", None, "a FASTA for --regions")
         genome, regions = Genome(args.genome), args.regions
     vectors = embed(args.model, genome, regions, pooling=args.pooling, eval_length=args.eval_length,
-                    batch_size=args.batch_size, device=args.device, out=args.out, progress=not args.quiet)
+                    batch_size=args.batch_size, device=args.device, out=args.out)
     print(f"wrote {args.out}: {vectors.shape[0]} vectors of size {vectors.shape[1]} ({args.pooling} pooling)")
     return 0
 

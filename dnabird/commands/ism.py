@@ -15,7 +15,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = saturation_mutagenesis(args.model, args.genome, args.region, method=args.method, rc=args.rc,
                                     window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
-                                    batch_size=args.batch_size, device=args.device, progress=not args.quiet)
+                                    batch_size=args.batch_size, device=args.device)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     result.to_hdf5(out / "ism.h5")

@@ -27,8 +27,7 @@ def run(args: argparse.Namespace) -> int:
     ctx = distributed.setup(args.device)  # under torchrun: joins the process group score_variants uses
     scores = score_variants(args.model, args.genome, args.vcf, method=args.method, rc=args.rc, tss=args.tss,
                             window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
-                            on_ref_mismatch=args.on_ref_mismatch, batch_size=args.batch_size, device=args.device,
-                            progress=not args.quiet)
+                            on_ref_mismatch=args.on_ref_mismatch, batch_size=args.batch_size, device=args.device)
     if ctx.is_main:
         out, kind = Path(args.out), output_format(args.out, args.format)
         {"tsv": scores.to_tsv, "hdf5": scores.to_hdf5, "vcf": lambda p: scores.to_vcf(p, args.vcf)}[kind](out)

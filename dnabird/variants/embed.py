@@ -9,11 +9,11 @@ import os
 from collections.abc import Sequence
 
 import numpy as np
-from tqdm import tqdm
 
 from dnabird.errors import ParameterError
 from dnabird.genome.bed import read_bed
 from dnabird.genome.reference import Genome
+from dnabird.progress import progress_bar
 from dnabird.variants.predictor import Predictor
 
 POOLINGS = ("cls", "mean")
@@ -39,8 +39,8 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
     eval_length = predictor.check_length(eval_length)
     names, sequences = _inputs(source, regions)
     vectors = []
-    for first in tqdm(range(0, len(sequences), batch_size), desc="embedding", unit=" batches",
-                      disable=None if progress else True):
+    for first in progress_bar(range(0, len(sequences), batch_size), enabled=progress, desc="embedding",
+                              unit=" batches"):
         rows = []
         for name, sequence in zip(names[first:first + batch_size], sequences[first:first + batch_size], strict=True):
             ids = predictor.tokenizer.encode(sequence, record=name)

@@ -15,6 +15,7 @@ import numpy as np
 
 from dnabird.errors import ParameterError, UnscorableVariantError
 from dnabird.genome.reference import Genome
+from dnabird.progress import progress_bar
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant
 from dnabird.variants.score import Window, make_scorer, resolve_setup, score_windows
@@ -116,8 +117,6 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
                            device: str = "auto", progress: bool = True, tokenizer=None, task=None) -> Mutagenesis:
     """Score every SNV of `region` in one window centred on it (arguments as `score_variants`; a
     TSS-anchored head is not supported: its windows are anchored at a TSS, not on a region)."""
-    from tqdm import tqdm
-
     predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=device)
     setup = resolve_setup(predictor, method=method, rc=rc, window_bp=window_bp, eval_length=eval_length,
                           flank_bp=flank_bp)
@@ -141,7 +140,7 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
         windows = anchored_windows(genome, allele.variant, window_start, window_start + setup.window_bp, centre)
         return [Window(allele, windows, ".", True)]
 
-    bar = tqdm(alleles, desc="mutagenesis", unit=" SNVs", disable=None if progress else True)
+    bar = progress_bar(alleles, enabled=progress, desc="mutagenesis", unit=" SNVs")
     scores = score_windows(make_scorer(predictor, setup), setup, bar, windows_of, batch_size)
     if len(scores.skipped):
         first = scores.skipped.iloc[0]

@@ -14,15 +14,9 @@ import torch
 import torch.nn.functional as F
 
 from dnabird.errors import CheckpointError, ParameterError
-from dnabird.model.heads import IGNORE_INDEX
+from dnabird.labels import IGNORE_INDEX
 from dnabird.model.task_spec import TaskSpec
-
-
-def resolve_device(device: str | torch.device) -> torch.device:
-    """"auto" → the first GPU if there is one, else the CPU."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
+from dnabird.train.distributed import resolve_device
 
 
 class Predictor:
@@ -56,7 +50,7 @@ class Predictor:
             raise ParameterError("model", type(model).__name__, "a checkpoint directory or a dnabird model")
         if tokenizer is None:
             raise ParameterError("tokenizer", None, "the model's Tokenizer when the model is passed loaded")
-        return cls(model, tokenizer, task, resolve_device(device))
+        return cls(model, tokenizer, task, device if isinstance(device, torch.device) else resolve_device(device))
 
     @property
     def has_head(self) -> bool:

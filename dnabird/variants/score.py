@@ -28,13 +28,13 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 import torch
-from tqdm import tqdm
 
 from dnabird import __version__
 from dnabird.errors import ParameterError, UnscorableVariantError
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
 from dnabird.model.task_spec import WindowAnchor
+from dnabird.progress import progress_bar
 from dnabird.train import distributed
 from dnabird.variants.mlm import MaskedSpan, masked_spans
 from dnabird.variants.predictor import Predictor
@@ -317,7 +317,7 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
     scorer = make_scorer(predictor, setup)
     alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
-    bar = tqdm(alleles, desc="scoring variants", unit=" alleles", disable=None if progress else True)
+    bar = progress_bar(alleles, enabled=progress and ctx.is_main, desc="scoring variants", unit=" alleles")
     part = score_windows(scorer, setup, bar, lambda allele: allele_windows(allele, genome, setup, sites),
                          batch_size)
     part.settings = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
