@@ -33,7 +33,7 @@ from dnabird import __version__
 from dnabird.errors import ParameterError, UnscorableVariantError
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
-from dnabird.model.task_spec import WindowAnchor
+from dnabird.model.task_spec import Anchor, parse_anchor
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
 from dnabird.variants.mlm import MaskedSpan, masked_spans
@@ -58,7 +58,7 @@ class Setup:
     method: str
     window_bp: int
     eval_length: int
-    anchor: WindowAnchor
+    anchor: Anchor
     rc: bool  # score the reverse complement too and average
     flank_bp: int
     on_ref_mismatch: str
@@ -96,13 +96,13 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
     if method == "auto":
         method = "head" if predictor.has_head else "mlm_llr"
     if method == "head":
-        if task is None or task.window_anchor() is None or task.window_length is None:
+        if task is None or task.anchor is None or task.window_length is None:
             raise ParameterError("method", method, "a model whose task.json gives a genomic window (or 'mlm_llr')")
         for name, given, fixed in (("window_bp", window_bp, task.window_length),
                                    ("eval_length", eval_length, task.eval_length)):
             if given not in (None, fixed):
                 raise ParameterError(name, given, f"None: the model's task.json fixes it at {fixed}")
-        anchor, window_bp, eval_length = task.window_anchor(), task.window_length, task.eval_length
+        anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
         if anchor.kind == "tss" and tss is None:
             raise ParameterError("tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
         if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
@@ -113,7 +113,7 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
     else:
         if predictor.has_head:
             raise ParameterError("method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
-        anchor, average = WindowAnchor("centre"), (rc or "average") == "average"
+        anchor, average = Anchor("centre"), (rc or "average") == "average"
         if eval_length is None:  # what any window fits (a token spells >= 1 bp), up to the model's length
             block, longest = predictor.block_size, predictor.max_tokens // predictor.block_size * predictor.block_size
             eval_length = longest if window_bp is None else min(longest, -(-(window_bp + 2) // block) * block)
@@ -129,24 +129,20 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
 class TssWindows:
     """The TSS windows of an anchor, per chromosome, found by position."""
 
-    def __init__(self, sites: list[Tss], anchor: WindowAnchor, genome: Genome):
+    def __init__(self, sites: list[Tss], anchor: Anchor, genome: Genome):
         self.by_chrom: dict[str, list[tuple[int, int, Tss]]] = {}
         missing = sorted({site.chrom for site in sites if site.chrom not in genome})
         if missing:
             log.warning("%d TSS chromosome(s) not in the genome, their TSSs ignored: %s", len(missing),
                         ", ".join(missing[:10]))
         for site in sites:
-            if site.chrom not in genome:
-                continue
-            if site.strand == "+":
-                start, end = site.position - anchor.upstream, site.position + anchor.downstream
-            else:
-                start, end = site.position - anchor.downstream + 1, site.position + anchor.upstream + 1
-            self.by_chrom.setdefault(genome.resolve(site.chrom), []).append((start, end, site))
+            if site.chrom in genome:
+                start, end = anchor.interval(site.position, site.strand)
+                self.by_chrom.setdefault(genome.resolve(site.chrom), []).append((start, end, site))
         for windows in self.by_chrom.values():
             windows.sort(key=lambda w: w[0])
         self.starts = {chrom: [w[0] for w in windows] for chrom, windows in self.by_chrom.items()}
-        self.length = anchor.upstream + anchor.downstream
+        self.length = anchor.length
 
     def containing(self, chrom: str, first: int, stop: int) -> list[tuple[int, int, Tss]]:
         """Windows [start, end) with start <= first and stop <= end, by start."""
