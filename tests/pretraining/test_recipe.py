@@ -66,7 +66,10 @@ def test_pretrain_command_resumes_and_evaluate_reads_its_model(tmp_path, embedde
                       "--max-length", 128, "--examples", 4, "--out", tmp_path / "eval.json")
     assert result.returncode == 0, result.stderr[-2000:]
     report = json.loads((tmp_path / "eval.json").read_text())
-    assert report["examples"] == 4 and 0.0 <= report["model"]["mlm_accuracy"] <= 1.0
+    trained = json.loads((run / "report.json").read_text())  # the pretraining run's own held-out report
+    assert report["examples"] == 4
+    for key in ("mlm_accuracy", "bits_per_base", "nsp_accuracy"):
+        assert report["model"][key] == pytest.approx(trained["model"][key], abs=1e-6)
 
 
 def test_resume_with_a_changed_model_config_names_the_field(tmp_path, embedded_default):
