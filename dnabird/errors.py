@@ -41,6 +41,15 @@ class InputFormatError(DnabirdError, ValueError):
         super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
 
 
+class UnscorableVariantError(DnabirdError, ValueError):
+    """A variant cannot be scored (a symbolic allele, an unknown chromosome, an allele longer than the
+    window …); scoring records `reason` (a fixed category) and `detail` in its side table and goes on."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        self.reason, self.detail = reason, detail
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+
+
 class ChecksumError(DnabirdError):
     """A downloaded or cached file does not match its recorded digest."""
 

@@ -7,7 +7,8 @@ import pytest
 from dnabird.cli import main
 from dnabird.errors import InputFormatError, ParameterError
 
-WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "text", "run", "import-hf", "info"]
+WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "score", "ism", "embed", "text",
+            "run", "import-hf", "info"]
 
 
 def test_help_lists_every_command_in_workflow_order(capsys):

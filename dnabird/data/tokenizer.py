@@ -209,31 +209,40 @@ class Tokenizer:
 
     def offsets(self, sequence: str) -> list[tuple[int, int]]:
         """Each token's 0-based half-open bp span in `sequence`; the spans tile it exactly."""
-        ends = np.cumsum(self._piece_length[self.encode(sequence)])
-        starts = np.concatenate([[0], ends[:-1]])
+        return self.token_spans(self.encode(sequence))
+
+    def token_spans(self, ids: Sequence[int]) -> list[tuple[int, int]]:
+        """The 0-based half-open bp span of each token of `ids` (DNA tokens only: specials span 0 bp)."""
+        ends = np.cumsum(self._piece_length[np.asarray(ids, dtype=np.int64)])
+        starts = np.concatenate([[0], ends[:-1]]).astype(ends.dtype)
         return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
     def encode_batch(self, sequences: Sequence[str], *, block_size: int = 64, length: int | None = None,
                      add_special_tokens: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """`[CLS] seq [SEP]` per sequence, padded with [PAD] to a multiple of `block_size`.
+        """`[CLS] seq [SEP]` per sequence, padded with [PAD] to a multiple of `block_size` (see `pad_batch`)."""
+        return self.pad_batch(self.encode(list(sequences)), block_size=block_size, length=length,
+                              add_special_tokens=add_special_tokens)
+
+    def pad_batch(self, rows: Sequence[Sequence[int]], *, block_size: int = 64, length: int | None = None,
+                  add_special_tokens: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """`[CLS] ids [SEP]` per row of token ids, padded with [PAD] to a multiple of `block_size`.
 
         Returns `(ids, attention_mask)`, int64 and bool arrays of shape [batch, length]; the mask is
         True where a token is real. `length` fixes the padded length (it must be a block multiple
-        that fits every sequence); by default the longest sequence is rounded up.
+        that fits every row); by default the longest row is rounded up.
         """
         if block_size < 1:
             raise ParameterError("block_size", block_size, "an integer >= 1")
-        encoded = self.encode(list(sequences))
         if add_special_tokens:
-            encoded = [[self.cls_id, *ids, self.sep_id] for ids in encoded]
-        longest = max((len(ids) for ids in encoded), default=0)
+            rows = [[self.cls_id, *ids, self.sep_id] for ids in rows]
+        longest = max((len(ids) for ids in rows), default=0)
         if length is None:
             length = max(block_size, -(-longest // block_size) * block_size)
         elif length % block_size or length < longest:
             raise ParameterError("length", length,
                                  f"a multiple of block_size={block_size} that is >= {longest}")
-        ids = np.full((len(encoded), length), self.pad_id, dtype=np.int64)
-        for row, tokens in enumerate(encoded):
+        ids = np.full((len(rows), length), self.pad_id, dtype=np.int64)
+        for row, tokens in enumerate(rows):
             ids[row, : len(tokens)] = tokens
         return ids, ids != self.pad_id
 

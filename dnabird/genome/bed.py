@@ -55,6 +55,33 @@ def read_bed(path: str | Path) -> Iterator[BedRecord]:
             yield _parse(fields, path, number)
 
 
+@dataclass(frozen=True)
+class Tss:
+    """A transcription start site: the 0-based position of the first transcribed base, and its strand."""
+
+    chrom: str
+    position: int
+    strand: str
+    name: str
+
+
+def read_tss(path: str | Path) -> list[Tss]:
+    """The TSSs of a stranded BED (BED6 or more): thickStart on "+" and thickEnd − 1 on "-" when the thick
+    columns are present (EPDnew's BED8), else start on "+" and end − 1 on "-". Unnamed records are named
+    chrom:position:strand."""
+    sites = []
+    for record in read_bed(path):
+        if record.strand not in ("+", "-"):
+            raise InputFormatError(f"a TSS needs strand + or -, got {record.strand!r} at {record.chrom}:"
+                                   f"{record.start}-{record.end}", path=path, record=record.name)
+        thick = record.thick_start is not None and record.thick_end is not None
+        low, high = (record.thick_start, record.thick_end) if thick else (record.start, record.end)
+        position = low if record.strand == "+" else high - 1
+        name = record.name if record.name not in (None, ".") else f"{record.chrom}:{position}:{record.strand}"
+        sites.append(Tss(record.chrom, position, record.strand, name))
+    return sites
+
+
 def _parse(fields: list[str], path: Path, line: int) -> BedRecord:
     if len(fields) < 3:
         raise InputFormatError(f"expected at least 3 columns (chrom, start, end), got {len(fields)}",

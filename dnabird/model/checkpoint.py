@@ -92,6 +92,16 @@ def read_task(directory: str | os.PathLike) -> TaskSpec | None:
         raise CheckpointError(str(err)) from None
 
 
+def read_tokenizer(directory: str | os.PathLike):
+    """The DNA `Tokenizer` whose `.model` file sits in the checkpoint directory (exactly one)."""
+    from dnabird.data.tokenizer import Tokenizer
+
+    models = sorted(Path(directory).glob("*.model"))
+    if len(models) != 1:
+        raise CheckpointError(f"{directory}: expected one tokenizer .model file, found {len(models)}")
+    return Tokenizer.load(models[0])
+
+
 def read_tensors(directory: str | os.PathLike) -> dict[str, torch.Tensor]:
     """All tensors of `model.safetensors`; a truncated or corrupt file raises `CheckpointError`."""
     path = _require(directory, WEIGHTS_FILE)

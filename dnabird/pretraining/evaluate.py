@@ -33,7 +33,7 @@ from dnabird.data.pretraining import (
     PretrainingExamples,
     collate,
 )
-from dnabird.errors import CheckpointError, ParameterError
+from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.pretraining.markov import MarkovBaseline
@@ -240,21 +240,18 @@ def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards=None, *, o
     evaluated with (`recorded_evaluation`), so the report reproduces that run's `report.json`; without a
     record, `heldout_report`'s defaults (the held-out shards must then be given).
     """
-    from dnabird.data.tokenizer import Tokenizer
-    from dnabird.model.checkpoint import load_checkpoint
+    from dnabird.model.checkpoint import load_checkpoint, read_tokenizer
     from dnabird.train.distributed import resolve_device
 
     device = resolve_device(device)
     model = load_checkpoint(checkpoint)  # a missing directory or file is named first
-    models = sorted(Path(checkpoint).glob("*.model"))
-    if len(models) != 1:
-        raise CheckpointError(f"{checkpoint}: expected one tokenizer .model file, found {len(models)}")
+    tokenizer = read_tokenizer(checkpoint)
     given = {"heldout_shards": heldout_shards, **options}
     settings = {**recorded_evaluation(checkpoint), **{k: v for k, v in given.items() if v is not None}}
     if settings.get("heldout_shards") is None:
         raise ParameterError("heldout_shards", None, f"a path (--shards): no pretraining run record beside "
                                                      f"{checkpoint} names the held-out shards")
-    report = heldout_report(model, Tokenizer.load(models[0]), settings.pop("heldout_shards"), device=device,
+    report = heldout_report(model, tokenizer, settings.pop("heldout_shards"), device=device,
                             **settings)
     if out is not None:
         write_json_atomic(out, report)

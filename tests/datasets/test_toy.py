@@ -348,9 +348,28 @@ def test_variant_truth_labels_break_elements_or_stay_far(toy, genome):
             oriented = (lambda s: s) if strand == "+" else revcomp
             assert oriented(seq) == consensus[element.split(":")[0]]
             assert consensus[element.split(":")[0]] not in (oriented(mutated), mutated)
-        elif label == "neutral":
+        elif label == "neutral" and element == ".":
             distance = min(max(a - at, at - b, 0) for a, b in loci[chrom])
             assert distance >= 1_000
+
+
+def test_in_element_controls_sit_beside_a_disrupted_element_and_touch_no_motif(toy, genome):
+    rows = read_table(toy["variant_truth"], header=True)
+    beds = read_table(toy["elements"])
+    words = [TATA, INR, GC_BOX, *TF_MOTIFS.values()]
+    words += [revcomp(w) for w in words]
+    controls = [row for row in rows if row[6] == "neutral" and row[7] != "."]
+    disrupted = Counter(row[7] for row in rows if row[6] == "disruptive")
+    assert Counter(row[7] for row in controls) == disrupted and len(controls) >= 20  # one per disrupted element
+    for chrom, pos, _, ref, alt, kind, _, element in controls:
+        at = int(pos) - 1
+        whole = genome[chrom].upper()
+        assert kind == "snv" and len(ref) == len(alt) == 1 and ref != alt and whole[at] == ref
+        named = [(int(s), int(e)) for c, s, e, name, *_ in beds if c == chrom and name == element]
+        assert min(max(s - at, at - (e - 1)) for s, e in named) in range(3, 31)  # 3-30 bp beside it
+        assert all(at < int(s) - 1 or at > int(e) for c, s, e, *_ in beds if c == chrom)  # no element base
+        before, after = whole[at - 30:at + 31], whole[at - 30:at] + alt + whole[at + 1:at + 31]
+        assert [before.count(w) for w in words] == [after.count(w) for w in words]
 
 
 # --- determinism, manifest, resume, parameters -------------------------------------------------------

@@ -3,7 +3,7 @@ import gzip
 import pytest
 
 from dnabird.errors import InputFormatError
-from dnabird.genome.bed import BedRecord, read_bed
+from dnabird.genome.bed import BedRecord, Tss, read_bed, read_tss
 
 EPDNEW = (
     "track name=epdnew\n"
@@ -65,3 +65,16 @@ def test_bad_line_names_file_and_line(tmp_path, bad_line, message):
 def test_too_few_columns(tmp_path):
     with pytest.raises(InputFormatError, match=r"line 1: expected at least 3 columns"):
         list(read_bed(write(tmp_path, "chr1\t10\n")))
+
+
+def test_tss_from_bed6_and_epdnew_bed8(tmp_path):
+    bed6 = tmp_path / "tss.bed"
+    bed6.write_text("chr1\t100\t101\tA\t0\t+\nchr1\t200\t260\t.\t0\t-\n")
+    assert read_tss(bed6) == [Tss("chr1", 100, "+", "A"), Tss("chr1", 259, "-", "chr1:259:-")]
+    bed8 = tmp_path / "epd.bed"  # EPDnew: 60 bp, TSS = thickStart on +, thickEnd - 1 on -
+    bed8.write_text("chr1\t951\t1011\tP_1\t900\t+\t1000\t1011\nchr2\t490\t550\tP_2\t900\t-\t490\t501\n")
+    assert read_tss(bed8) == [Tss("chr1", 1000, "+", "P_1"), Tss("chr2", 500, "-", "P_2")]
+    unstranded = tmp_path / "u.bed"
+    unstranded.write_text("chr1\t1\t2\tX\t0\t.\n")
+    with pytest.raises(InputFormatError, match="strand"):
+        read_tss(unstranded)

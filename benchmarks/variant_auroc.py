@@ -1,0 +1,124 @@
+"""Zero-shot `mlm_llr` on the embedded default's VCF: AUROC of −LLR for the disruptive variants against
+all neutral ones and against the in-element controls, with stratified bootstrap intervals, beside an
+order-k Markov chain over bases (the held-out report's, fitted on the run's training shards) scoring the
+same masked spans: the cheap baseline that could fake it.
+
+A multi-allelic record scores the mean over its ALTs; the REF-mismatch record is not scored. Rows for
+SNVs only remove the length confound of indels (a deletion's shorter span reads as more likely).
+
+    python benchmarks/variant_auroc.py --run runs/demo                      # after make demo
+    python benchmarks/variant_auroc.py --run RUN --window-bp 400 --eval-length 128 --rc forward
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+
+from dnabird.genome.reference import Genome
+from dnabird.variants import score_variants
+from dnabird.variants.records import read_alleles
+
+
+def markov_scores(run: Path, genome: Genome, alleles, settings: dict, max_order: int) -> pd.DataFrame:
+    """The held-out report's order-k Markov chain (fitted on the run's training shards), scoring the same
+    masked span of the same windows as mlm_llr: log P(ALT span) − log P(REF span), each base given the
+    k bases before it; raw and per bp, mean over a record's ALTs and over strands like the model."""
+    from dnabird.data.shards import ShardReader
+    from dnabird.model.checkpoint import read_tokenizer
+    from dnabird.pretraining.markov import MarkovBaseline
+    from dnabird.variants.mlm import masked_spans
+    from dnabird.variants.windows import centred_windows
+
+    tokenizer = read_tokenizer(run / "pretrain" / "model")
+    markov = MarkovBaseline.fit(ShardReader(run / "shards" / "train"), tokenizer, max_order=max_order)
+    rows = []
+    for allele in alleles:
+        forward = centred_windows(genome, allele.variant, settings["window_bp"])
+        strands = [forward, forward.reverse_complement()] if settings["rc"] == "average" else [forward]
+        llr, per_bp = [], []
+        for w in strands:
+            ids = [np.array(tokenizer.encode(seq)) for seq in (w.ref, w.alt)]
+            spans = masked_spans(w, *(tokenizer.token_spans(i) for i in ids), settings["flank_bp"])
+            log_p = []
+            for tokens, span in zip(ids, spans, strict=True):
+                selected = np.zeros(len(tokens), bool)
+                selected[span.first:span.stop] = True
+                log_p.append(markov.log2_probs(tokens, selected)[max_order].sum() * np.log(2))
+            llr.append(log_p[1] - log_p[0])
+            per_bp.append(log_p[1] / spans[1].bp - log_p[0] / spans[0].bp)
+        rows.append((allele.variant.id, np.mean(llr), np.mean(per_bp)))
+    return pd.DataFrame(rows, columns=["id", "llr", "llr_per_bp"]).groupby("id", sort=False).mean().reset_index()
+
+
+def auroc_with_interval(positive: np.ndarray, negative: np.ndarray, reps: int, seed: int = 0):
+    """AUROC (positives score higher) and its 95 % stratified-bootstrap percentile interval."""
+    labels = np.r_[np.ones(len(positive)), np.zeros(len(negative))]
+    point = roc_auc_score(labels, np.r_[positive, negative])
+    rng = np.random.default_rng(seed)
+    draws = [roc_auc_score(labels, np.r_[rng.choice(positive, len(positive)), rng.choice(negative, len(negative))])
+             for _ in range(reps)]
+    return point, *np.percentile(draws, [2.5, 97.5])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", default="runs/demo", help="a demo run folder: pretrain/model, shards/train, and "
+                                                            "data/ (toy_hg19.fa, variants.vcf, variant_truth.tsv)")
+    parser.add_argument("--data", help="the toy data folder, if not RUN/data (the same seed's genome)")
+    parser.add_argument("--window-bp", type=int, default=2000)
+    parser.add_argument("--eval-length", type=int, default=512)
+    parser.add_argument("--flank-bp", type=int, default=0)
+    parser.add_argument("--rc", default="average", choices=("average", "forward"))
+    parser.add_argument("--markov-order", type=int, default=6)
+    parser.add_argument("--bootstrap", type=int, default=2000)
+    parser.add_argument("--batch-size", type=int, default=16)
+    args = parser.parse_args()
+
+    run = Path(args.run)
+    data = Path(args.data or run / "data")
+    truth = pd.read_csv(data / "variant_truth.tsv", sep="\t")
+    genome = Genome(data / "toy_hg19.fa")
+    start = time.perf_counter()
+    scores = score_variants(run / "pretrain" / "model", genome, data / "variants.vcf", method="mlm_llr",
+                            rc=args.rc, window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
+                            batch_size=args.batch_size, device="cpu")
+    seconds = time.perf_counter() - start
+    model = pd.DataFrame({"id": scores.units["id"], "llr": scores.diff[:, 0], "llr_per_bp": scores.diff[:, 1]})
+    model = model.groupby("id", sort=False).mean().reset_index()
+    scored = {(r.record, r.allele) for r in scores.units.itertuples()}
+    alleles = [a for a in read_alleles(data / "variants.vcf") if (a.record, a.allele) in scored]
+    markov = markov_scores(run, genome, alleles, scores.settings, args.markov_order)
+    single = truth["alt"].str.split(",").map(lambda alts: all(len(alt) == 1 for alt in alts))
+    truth["snv"] = (truth["ref"].str.len() == 1) & single
+    truth["control"] = (truth["label"] == "neutral") & (truth["element"] != ".")
+    summary = scores.summary()
+    print(f"{summary['scored_alleles']} alleles scored in {seconds:.0f} s, not scored: {summary['skipped_by_reason']}")
+    print(f"settings: {scores.settings}")
+    labels = truth.merge(model, on="id")
+    print(f"records scored: disruptive {int((labels['label'] == 'disruptive').sum())}, neutral "
+          f"{int((labels['label'] == 'neutral').sum())} (in-element controls {int(labels['control'].sum())})\n")
+    print("| scorer | score | disruptive vs all neutral | vs in-element controls | SNVs: vs all neutral "
+          "| SNVs: vs controls |")
+    print("|---|---|---|---|---|---|")
+    for name, table in ((f"mlm_llr ({args.rc})", model), (f"Markov order {args.markov_order}", markov)):
+        merged = truth.merge(table, on="id")  # the records both scored
+        for column in ("llr", "llr_per_bp"):
+            cells = []
+            for snv_only in (False, True):
+                for negatives in (merged["label"] == "neutral", merged["control"]):
+                    keep = merged["snv"] | (not snv_only)
+                    positive = -merged.loc[keep & (merged["label"] == "disruptive"), column].to_numpy()
+                    negative = -merged.loc[keep & negatives, column].to_numpy()
+                    point, low, high = auroc_with_interval(positive, negative, args.bootstrap)
+                    cells.append(f"{point:.3f} [{low:.2f}, {high:.2f}]")
+            print(f"| {name} | −{column} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

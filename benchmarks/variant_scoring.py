@@ -1,0 +1,102 @@
+"""Variant-scoring throughput (variants/s) with `score_variants`, per method and strand setting.
+
+A random-weight model and a DNA tokenizer (vocab 1024, trained on a small toy genome like the demo's)
+score random SNVs of that genome; the weights do not change the speed. Rows: a classifier head with a
+DeepSEA-like task (centred window, `--outputs` labels) forward only and RC-averaged (2 and 4 passes per
+variant), and zero-shot mlm_llr (up to 2 or 4 masked passes: one serves REF and ALT when their masked
+inputs coincide). The ratio column compares each row to the head, forward only, of the same model.
+
+    python benchmarks/variant_scoring.py                                   # CPU, tiny, 1 kb windows
+    python benchmarks/variant_scoring.py --model bigbird-base --window-bp 8000 --device cuda --variants 4000 \\
+        --batch-size 64 --outputs 919                                      # the GPU figure
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dnabird.data.tokenizer import Tokenizer
+from dnabird.datasets.toy import generate
+from dnabird.genome.reference import Genome
+from dnabird.model.config import preset
+from dnabird.model.heads import PretrainingModel, SequenceClassifier
+from dnabird.model.task_spec import TaskSpec
+from dnabird.variants import Variant, score_variants
+
+
+def random_snvs(genome: Genome, count: int, margin: int, seed: int = 0) -> list[Variant]:
+    rng = np.random.default_rng(seed)
+    chroms = [c for c, n in genome.lengths.items() if n > 4 * margin]
+    variants = []
+    while len(variants) < count:
+        chrom = chroms[int(rng.integers(len(chroms)))]
+        pos = int(rng.integers(margin, genome.length(chrom) - margin))
+        ref = genome.fetch(chrom, pos - 1, pos).sequence.upper()
+        if ref in "ACGT":
+            variants.append(Variant(chrom, pos, ref, "ACGT"[("ACGT".index(ref) + 1) % 4]))
+    return variants
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="tiny", help="preset: tiny or bigbird-base")
+    parser.add_argument("--window-bp", type=int, default=1000)
+    parser.add_argument("--variants", type=int, default=200)
+    parser.add_argument("--outputs", type=int, default=919)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--methods", nargs="+", default=["head:forward", "head:average", "mlm_llr:forward",
+                                                         "mlm_llr:average"])
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="variant-bench-"))
+    paths = generate(work / "toy", seed=0, scale=0.3)
+    genome = Genome(paths["fasta"])
+    sample = [genome.fetch(c, s, s + 1000).sequence.upper() for c in genome.contigs[:7]
+              for s in range(20_000, genome.length(c) - 20_000, 5_000)]
+    tokenizer = Tokenizer.train(sample, work / "dna.model", vocab_size=1024, sample_size=len(sample), num_threads=1)
+    bp_per_token = tokenizer.bp_per_token(sample)
+    config = preset(args.model, vocab_size=tokenizer.vocab_size, dropout=0.0, attention_dropout=0.0)
+    block = config.pattern().block_size
+    eval_length = -(-int(1.25 * args.window_bp / bp_per_token + 2) // block) * block
+    labels = [f"feature_{i}" for i in range(args.outputs)]
+    task = TaskSpec(task="bench", problem="multilabel", labels=labels, eval_length=eval_length,
+                    window_length=args.window_bp, anchor="centre", strand_rule="both")
+    models = {"head": SequenceClassifier(config, len(labels), problem="multilabel"),
+              "mlm_llr": PretrainingModel(config)}
+    rows = []
+    for model in models.values():
+        model.register_forward_hook(lambda module, inputs, out: rows.append(len(inputs[0])))
+    variants = random_snvs(genome, args.variants, args.window_bp)
+    print(f"{args.model} on {args.device} ({torch.get_num_threads()} threads), {args.window_bp}-bp windows "
+          f"({bp_per_token:.2f} bp/token, eval length {eval_length}), {len(variants)} SNVs, batch {args.batch_size}")
+    print("| method | strands | model passes / variant | variants/s | vs head forward |")
+    print("|---|---|---|---|---|")
+    baseline = None
+    for entry in args.methods:
+        method, rc = entry.split(":")
+        options = dict(method=method, rc=rc, batch_size=args.batch_size, device=args.device, progress=False,
+                       tokenizer=tokenizer, task=task if method == "head" else None)
+        if method == "mlm_llr":
+            options.update(window_bp=args.window_bp, eval_length=eval_length)
+        score_variants(models[method], genome, variants[: max(4, args.batch_size // 2)], **options)  # warm-up
+        rows.clear()
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        scores = score_variants(models[method], genome, variants, **options)
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        rate = len(scores.units) / (time.perf_counter() - start)
+        baseline = baseline or rate
+        print(f"| {method} | {rc} | {sum(rows) / len(scores.units):.2f} | {rate:.1f} | {rate / baseline:.2f}× |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""`dnabird embed`: per-sequence vectors of genome regions or FASTA records, to HDF5."""
+
+from __future__ import annotations
+
+import argparse
+
+from dnabird.errors import ParameterError
+
+
+def run(args: argparse.Namespace) -> int:
+    from dnabird.genome.reference import Genome
+    from dnabird.variants import embed
+
+    if (args.regions is None) == (args.sequences is None):
+        raise ParameterError("--regions/--sequences", None, "exactly one: --genome with --regions, or --sequences")
+    if args.sequences:
+        genome = Genome(args.sequences)
+        regions = [(name, 0, length, "+", name) for name, length in genome.lengths.items()]
+    else:
+        if args.genome is None:
+            raise ParameterError("--genome", None, "a FASTA for --regions")
+        genome, regions = Genome(args.genome), args.regions
+    vectors = embed(args.model, genome, regions, pooling=args.pooling, eval_length=args.eval_length,
+                    batch_size=args.batch_size, device=args.device, out=args.out)
+    print(f"wrote {args.out}: {vectors.shape[0]} vectors of size {vectors.shape[1]} ({args.pooling} pooling)")
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("embed", help="per-sequence embeddings of regions or sequences (HDF5)")
+    parser.add_argument("--model", required=True, help="checkpoint directory")
+    parser.add_argument("--genome", help="reference FASTA, with --regions")
+    parser.add_argument("--regions", help="BED of regions (strand - reads the reverse complement)")
+    parser.add_argument("--sequences", help="FASTA whose every record is embedded whole (instead of regions)")
+    parser.add_argument("--out", required=True, help="HDF5 output: /embeddings [n, hidden], /names")
+    parser.add_argument("--pooling", default="cls", choices=("cls", "mean"),
+                        help="the [CLS] token's final hidden state, or the mean over DNA tokens (default cls)")
+    parser.add_argument("--eval-length", type=int, help="padded token length (default: the task's or the model's)")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    parser.set_defaults(func=run)

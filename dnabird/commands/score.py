@@ -1,0 +1,81 @@
+"""`dnabird score`: score the variants of a VCF with a model (a fine-tuned head or zero-shot mlm_llr)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+FORMATS = ("tsv", "hdf5", "vcf")
+
+
+def output_format(path: str, given: str | None) -> str:
+    """`given`, else from the file name: .h5/.hdf5 → hdf5, .vcf/.vcf.gz → vcf, anything else → tsv."""
+    if given:
+        return given
+    name = path.lower()
+    if name.endswith((".h5", ".hdf5")):
+        return "hdf5"
+    return "vcf" if name.endswith((".vcf", ".vcf.gz", ".vcf.bgz")) else "tsv"
+
+
+def run(args: argparse.Namespace) -> int:
+    from dnabird.io import write_json_atomic
+    from dnabird.train import distributed
+    from dnabird.variants import score_variants
+    from dnabird.variants.writers import write_skipped
+
+    ctx = distributed.setup(args.device)  # under torchrun: joins the process group score_variants uses
+    scores = score_variants(args.model, args.genome, args.vcf, method=args.method, rc=args.rc, tss=args.tss,
+                            window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
+                            on_ref_mismatch=args.on_ref_mismatch, batch_size=args.batch_size, device=args.device)
+    if ctx.is_main:
+        out, kind = Path(args.out), output_format(args.out, args.format)
+        {"tsv": scores.to_tsv, "hdf5": scores.to_hdf5, "vcf": lambda p: scores.to_vcf(p, args.vcf)}[kind](out)
+        skipped = out.with_name(out.name + ".unscored.tsv")
+        write_skipped(scores, skipped)
+        summary = scores.summary()
+        write_json_atomic(out.with_name(out.name + ".json"), {"settings": scores.settings, "summary": summary})
+        print(f"wrote {out} ({kind}): {summary['scored_alleles']} alleles scored in {summary['scored_windows']} "
+              f"windows; {summary['skipped_alleles']} not scored (reasons in {skipped.name})")
+        for reason, count in summary["skipped_by_reason"].items():
+            print(f"  not scored, {reason}: {count}")
+        print(f"  REF mismatches: {summary['ref_mismatches']}")
+    distributed.teardown(ctx)
+    return 0
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by `score` and `ism`."""
+    parser.add_argument("--model", required=True, help="checkpoint directory (config.json, model.safetensors, "
+                                                       "tokenizer .model, task.json for a fine-tuned head)")
+    parser.add_argument("--genome", required=True, help="reference FASTA (plain or bgzip)")
+    parser.add_argument("--method", default="auto", choices=("auto", "head", "mlm_llr"),
+                        help="head: the fine-tuned classifier; mlm_llr: zero-shot masked-LM log-likelihood "
+                             "ratio; auto: head when the model has a task.json (default)")
+    parser.add_argument("--rc", choices=("average", "forward"),
+                        help="average forward and reverse-complement windows, or forward only "
+                             "(default: the model's strand rule; average for a pretrained model)")
+    parser.add_argument("--window-bp", type=int, help="window in bp, for a model without task.json "
+                                                      "(default: eval length - 2)")
+    parser.add_argument("--eval-length", type=int, help="padded token length, for a model without task.json "
+                                                        "(default: the model's positions)")
+    parser.add_argument("--flank-bp", type=int, default=0, help="mlm_llr: bp masked beyond the variant's tokens")
+    parser.add_argument("--batch-size", type=int, default=16, help="sequences per model call (default 16)")
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("score", help="score the variants of a VCF with a model",
+                                   description="Score every ALT allele of a VCF. Under torchrun each rank scores "
+                                               "a slice of the records; rank 0 writes the merged output.")
+    add_model_options(parser)
+    parser.add_argument("--vcf", required=True, help="variants (VCF, plain or bgzip)")
+    parser.add_argument("--out", required=True, help="output file; also writes OUT.unscored.tsv and OUT.json")
+    parser.add_argument("--format", choices=FORMATS,
+                        help="tsv (long table), hdf5 (arrays) or vcf (the input with INFO added); "
+                             "default from the file name, else tsv")
+    parser.add_argument("--tss", help="TSS BED (stranded), for TSS-anchored heads")
+    parser.add_argument("--on-ref-mismatch", default="skip", choices=("skip", "genome"),
+                        help="skip alleles whose REF differs from the genome, or score them with the genome's "
+                             "bases (flagged ref_match=False); default skip")
+    parser.set_defaults(func=run)

@@ -1,0 +1,93 @@
+"""Per-sequence embeddings from a model's encoder: the final hidden state at [CLS], or the mean over the
+DNA tokens, of `[CLS] sequence [SEP]` padded to one fixed token length (so a sequence's vector does not
+depend on what else is in the batch)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from dnabird.errors import ParameterError
+from dnabird.genome.bed import read_bed
+from dnabird.genome.reference import Genome
+from dnabird.progress import progress_bar
+from dnabird.variants.predictor import Predictor
+
+POOLINGS = ("cls", "mean")
+
+
+def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=None, *, pooling: str = "cls",
+          eval_length: int | None = None, batch_size: int = 16, device: str = "auto", out=None,
+          progress: bool = True, tokenizer=None) -> np.ndarray:
+    """Vectors [n, hidden] of sequences, or of genome regions.
+
+    source: a list of DNA sequences (then `regions` is None), or a FASTA path / `Genome` with `regions`: a
+        BED path (strand "-" reads the reverse complement) or (chrom, start, end[, strand]) tuples, 0-based.
+    pooling: "cls" (the [CLS] token's final hidden state) or "mean" (mean over the DNA tokens).
+    eval_length: padded token length (default: the task's, else the model's full length).
+    out: write an HDF5 file: /embeddings [n, hidden] float32, /names, attributes pooling and settings.
+    """
+    if pooling not in POOLINGS:
+        raise ParameterError("pooling", pooling, f"one of {POOLINGS}")
+    predictor = Predictor.load(model, tokenizer=tokenizer, device=device)
+    if eval_length is None:
+        eval_length = predictor.task.eval_length if predictor.task else \
+            predictor.max_tokens // predictor.block_size * predictor.block_size
+    eval_length = predictor.check_length(eval_length)
+    names, sequences = _inputs(source, regions)
+    vectors = []
+    for first in progress_bar(range(0, len(sequences), batch_size), enabled=progress, desc="embedding",
+                              unit=" batches"):
+        rows = []
+        for name, sequence in zip(names[first:first + batch_size], sequences[first:first + batch_size], strict=True):
+            ids = predictor.tokenizer.encode(sequence, record=name)
+            if len(ids) + 2 > eval_length:
+                raise ParameterError("eval_length", eval_length, f">= {len(ids) + 2} tokens for {name}")
+            rows.append(ids)
+        hidden, mask = predictor.hidden(rows, eval_length)  # [B, L, H], [B, L]
+        if pooling == "cls":
+            vectors.append(hidden[:, 0].numpy())
+        else:
+            dna = mask.clone()
+            dna[:, 0] = False
+            dna[np.arange(len(rows)), [len(ids) + 1 for ids in rows]] = False  # [SEP]
+            vectors.append(((hidden * dna[..., None]).sum(1) / dna.sum(1, keepdim=True)).numpy())
+    result = np.concatenate(vectors) if vectors else np.zeros((0, predictor.model.config.hidden_size), np.float32)
+    if out is not None:
+        _write(out, result, names, {"pooling": pooling, "eval_length": eval_length,
+                                    "tokenizer_hash": predictor.tokenizer.hash})
+    return result
+
+
+def _inputs(source, regions) -> tuple[list[str], list[str]]:
+    """Names and upper-case sequences of the inputs."""
+    if regions is None:
+        if isinstance(source, (str, os.PathLike, Genome)):
+            raise ParameterError("regions", None, "regions (a BED or tuples) when the source is a genome")
+        sequences = [str(s).upper() for s in source]
+        return [f"sequence_{i}" for i in range(len(sequences))], sequences
+    genome = source if isinstance(source, Genome) else Genome(source)
+    if isinstance(regions, (str, os.PathLike)):
+        regions = [(r.chrom, r.start, r.end, r.strand or "+", r.name) for r in read_bed(regions)]
+    names, sequences = [], []
+    for region in regions:
+        chrom, start, end, strand, *rest = (*region, "+") if len(region) == 3 else region
+        strand = "+" if strand == "." else strand
+        names.append(rest[0] if rest and rest[0] not in (None, ".") else f"{chrom}:{start}-{end}:{strand}")
+        sequences.append(genome.fetch(chrom, start, end, strand).sequence.upper())
+    return names, sequences
+
+
+def _write(path, vectors: np.ndarray, names: list[str], settings: dict) -> None:
+    import h5py
+
+    from dnabird.io import atomic_output
+
+    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+        out.create_dataset("embeddings", data=vectors.astype(np.float32))
+        out.create_dataset("names", data=np.array(names, dtype=object), dtype=h5py.string_dtype())
+        out.attrs["pooling"] = settings["pooling"]
+        out.attrs["settings"] = json.dumps(settings, sort_keys=True)

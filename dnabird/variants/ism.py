@@ -1,0 +1,149 @@
+"""In-silico saturation mutagenesis: every SNV of a region scored in one window centred on the region.
+
+All SNVs share that window (the region's centre base at index window_bp // 2), so their effects are
+comparable position by position; the result is a position × {A, C, G, T} matrix per output (0 at the
+reference base, NaN where the reference is N) with a heat map.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+import numpy as np
+
+from dnabird.errors import ParameterError, UnscorableVariantError
+from dnabird.genome.reference import Genome
+from dnabird.progress import progress_bar
+from dnabird.variants.predictor import Predictor
+from dnabird.variants.records import Allele, Variant
+from dnabird.variants.score import Window, make_scorer, resolve_setup, score_windows
+from dnabird.variants.scores import VariantScores
+from dnabird.variants.windows import anchored_windows
+
+BASES = "ACGT"
+_REGION = re.compile(r"(?P<chrom>[^:\s]+):(?P<start>[\d,]+)-(?P<end>[\d,]+)")
+
+
+def parse_region(region: str | tuple[str, int, int]) -> tuple[str, int, int]:
+    """(chrom, start, end), 0-based half-open, from a tuple of those or a samtools string "chr1:1001-1100"
+    (1-based, inclusive)."""
+    if isinstance(region, str):
+        match = _REGION.fullmatch(region.strip())
+        if match is None:
+            raise ParameterError("region", region, "'CHROM:START-END' (1-based, inclusive), e.g. 'chr1:1001-1100'")
+        chrom, start, end = match["chrom"], int(match["start"].replace(",", "")) - 1, int(match["end"].replace(",", ""))
+    else:
+        chrom, start, end = region
+    if not isinstance(start, int) or not isinstance(end, int) or start < 0 or end <= start:
+        raise ParameterError("region", region, "a non-empty region with 0 <= start < end")
+    return chrom, start, end
+
+
+@dataclasses.dataclass
+class Mutagenesis:
+    """The scores of every SNV of `sequence` = genome[start:end) of `chrom` (`scores`, one row per SNV in
+    position then A, C, G, T order) and their effect matrices."""
+
+    chrom: str
+    start: int
+    end: int
+    sequence: str
+    scores: VariantScores
+
+    def matrix(self, kind: str = "diff") -> np.ndarray:
+        """[positions, 4 bases, outputs]: the score `kind` of each SNV; 0 at the reference base (for
+        differences), NaN where the position could not be scored."""
+        values = np.full((self.end - self.start, len(BASES), len(self.scores.outputs)), np.nan)
+        if kind in ("diff", "abs_diff", "logit_diff"):
+            for offset, base in enumerate(self.sequence):
+                if base in BASES:
+                    values[offset, BASES.index(base)] = 0.0
+        units = self.scores.units
+        rows = (units["pos"].to_numpy() - 1 - self.start, [BASES.index(a) for a in units["alt"]])
+        values[rows] = self.scores.array(kind)
+        return values
+
+    def to_hdf5(self, path: str | os.PathLike) -> None:
+        """/diff, /logit_diff … [positions, 4, outputs], /outputs, /sequence; chrom, start, end, bases and
+        settings as attributes."""
+        import json
+
+        import h5py
+
+        from dnabird.io import atomic_output
+
+        with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+            for kind in ("ref", "alt", "diff", "logit_diff"):
+                out.create_dataset(kind, data=self.matrix(kind).astype(np.float32))
+            out.create_dataset("outputs", data=np.array(self.scores.outputs, dtype=object),
+                               dtype=h5py.string_dtype())
+            out.attrs.update(chrom=self.chrom, start=self.start, end=self.end, sequence=self.sequence, bases=BASES,
+                             settings=json.dumps(self.scores.settings, sort_keys=True))
+
+    def plot(self, path: str | os.PathLike, *, output: int | str = 0, kind: str = "diff") -> None:
+        """A heat map (bases × positions) of one output, the reference base of each position dotted."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from dnabird.io import atomic_output
+
+        index = self.scores.outputs.index(output) if isinstance(output, str) else output
+        grid = self.matrix(kind)[:, :, index].T  # [4, positions]
+        limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
+        width = min(24.0, 3.0 + 0.12 * grid.shape[1])
+        fig, ax = plt.subplots(figsize=(width, 2.6))
+        image = ax.imshow(grid, aspect="auto", cmap="RdBu_r", vmin=-limit or -1, vmax=limit or 1,
+                          interpolation="nearest")
+        refs = [(i, BASES.index(b)) for i, b in enumerate(self.sequence) if b in BASES]
+        if refs:
+            ax.scatter(*zip(*refs, strict=True), s=6, c="black", marker="o")
+        ax.set_yticks(range(len(BASES)), list(BASES))
+        ax.set_xlabel(f"{self.chrom}:{self.start + 1:,}-{self.end:,} (1-based)")
+        ax.set_title(f"{self.scores.settings.get('method')} {kind}: {self.scores.outputs[index]}", fontsize=9)
+        fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01)
+        fig.tight_layout()
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, dpi=120, format="png")
+        plt.close(fig)
+
+
+def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: str | tuple[str, int, int], *,
+                           method: str = "auto", rc: str | None = None, window_bp: int | None = None,
+                           eval_length: int | None = None, flank_bp: int = 0, batch_size: int = 16,
+                           device: str = "auto", progress: bool = True, tokenizer=None, task=None) -> Mutagenesis:
+    """Score every SNV of `region` in one window centred on it (arguments as `score_variants`; a
+    TSS-anchored head is not supported: its windows are anchored at a TSS, not on a region)."""
+    predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=device)
+    setup = resolve_setup(predictor, method=method, rc=rc, window_bp=window_bp, eval_length=eval_length,
+                          flank_bp=flank_bp)
+    if setup.anchor.kind != "centre":
+        raise ParameterError("model", model, "a model with centre-anchored windows (a pretrained MLM or a "
+                             "centre-anchored head): saturation mutagenesis centres one window on the region")
+    genome = genome if isinstance(genome, Genome) else Genome(genome)
+    chrom, start, end = parse_region(region)
+    chrom = genome.resolve(chrom)
+    if end > genome.length(chrom) or end - start > setup.window_bp:
+        raise ParameterError("region", region, f"a region within {chrom} ({genome.length(chrom)} bp) and at most "
+                             f"window_bp={setup.window_bp} bp long")
+    centre = start + (end - start) // 2
+    window_start = centre - setup.window_bp // 2
+    sequence = genome.fetch(chrom, start, end).sequence.upper()
+    alleles = [Allele(0, n, Variant(chrom, start + offset + 1, base, alt))
+               for n, (offset, base, alt) in enumerate(((o, b, a) for o, b in enumerate(sequence) if b in BASES
+                                                        for a in BASES if a != b), start=1)]
+
+    def windows_of(allele: Allele) -> list[Window]:
+        windows = anchored_windows(genome, allele.variant, window_start, window_start + setup.window_bp, centre)
+        return [Window(allele, windows, ".", True)]
+
+    bar = progress_bar(alleles, enabled=progress, desc="mutagenesis", unit=" SNVs")
+    scores = score_windows(make_scorer(predictor, setup), setup, bar, windows_of, batch_size)
+    if len(scores.skipped):
+        first = scores.skipped.iloc[0]
+        raise UnscorableVariantError(first["reason"], first["detail"])
+    scores.settings = {**setup.describe(), "window_start": window_start, "tokenizer_hash": predictor.tokenizer.hash}
+    return Mutagenesis(chrom, start, end, sequence, scores)

@@ -1,0 +1,113 @@
+"""A model made ready for scoring: loaded, in eval mode on its device, with its tokenizer and task.
+
+Every input is `[CLS] window [SEP]` padded to one fixed token length, so attention layouts (positional
+global blocks, random blocks fixed in eval mode) never depend on the batch: the same scores come out
+across runs, batch sizes and devices (up to float rounding between devices).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+
+from dnabird.errors import CheckpointError, ParameterError
+from dnabird.labels import IGNORE_INDEX
+from dnabird.model.task_spec import TaskSpec
+from dnabird.train.distributed import resolve_device
+
+
+class Predictor:
+    """`model` (a `SequenceClassifier` with its `task`, or a `PretrainingModel`), its tokenizer and device.
+
+    Use `Predictor.load` to build one from a checkpoint directory or a loaded model.
+    """
+
+    def __init__(self, model: torch.nn.Module, tokenizer, task: TaskSpec | None, device: torch.device):
+        self.model = model.eval().to(device)
+        self.tokenizer, self.task, self.device = tokenizer, task, device
+        self.block_size = model.config.length_multiple
+        self.max_tokens = model.config.max_positions - model.config.position_offset
+        if task is not None and task.tokenizer_hash not in (None, tokenizer.hash):
+            raise CheckpointError(f"task.json names tokenizer {task.tokenizer_hash[:12]}…, but the tokenizer "
+                                  f"given is {tokenizer.hash[:12]}…")
+
+    @classmethod
+    def load(cls, model: str | os.PathLike | torch.nn.Module, *, tokenizer=None, task: TaskSpec | None = None,
+             device: str | torch.device = "auto") -> Predictor:
+        """From a checkpoint directory (its tokenizer `.model` and optional `task.json` are read from it)
+        or a loaded model (then `tokenizer` is required and `task` describes a classifier's outputs)."""
+        from dnabird.model.checkpoint import load_checkpoint, read_task, read_tokenizer
+
+        if isinstance(model, (str, os.PathLike)):
+            directory = model
+            model = load_checkpoint(directory)
+            tokenizer = tokenizer or read_tokenizer(directory)
+            task = task or read_task(directory)
+        elif not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+            raise ParameterError("model", type(model).__name__, "a checkpoint directory or a dnabird model")
+        if tokenizer is None:
+            raise ParameterError("tokenizer", None, "the model's Tokenizer when the model is passed loaded")
+        return cls(model, tokenizer, task, device if isinstance(device, torch.device) else resolve_device(device))
+
+    @property
+    def has_head(self) -> bool:
+        """Whether the model is a classifier described by a task (else a pretrained masked LM)."""
+        return self.task is not None
+
+    def check_length(self, length: int) -> int:
+        """`length` if it is a usable fixed input length (a block multiple within the model's positions)."""
+        if not isinstance(length, int) or length < self.block_size or length % self.block_size \
+                or length > self.max_tokens:
+            raise ParameterError("eval_length", length, f"a multiple of the attention block size {self.block_size} "
+                                 f"up to the model's {self.max_tokens} positions")
+        return length
+
+    def _inputs(self, rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        ids, mask = self.tokenizer.pad_batch(rows, block_size=self.block_size, length=length)
+        return torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device)
+
+    @torch.no_grad()
+    def logits(self, rows: Sequence[Sequence[int]], length: int) -> torch.Tensor:
+        """Classifier logits [B, outputs] (float32, on the CPU) of `[CLS] row [SEP]` per row of token ids."""
+        ids, mask = self._inputs(rows, length)
+        logits = self.model(ids, mask).logits.float()
+        return (logits[:, None] if logits.dim() == 1 else logits).cpu()
+
+    @torch.no_grad()
+    def masked_log_likelihood(self, rows: Sequence[Sequence[int]], targets: Sequence[Sequence[dict[int, int]]],
+                              length: int) -> torch.Tensor:
+        """Σ log p(token) over masked positions, once per target set of each row, flat in row order (float64,
+        on the CPU).
+
+        `rows` hold [MASK] where their target sets (row token index → a token id; [CLS] not counted) ask
+        for a probability; a row may carry several sets over the same positions (REF and ALT tokens when
+        both masked sequences are the same input), each scored from the one forward pass.
+        """
+        ids, mask = self._inputs(rows, length)
+        labels = torch.full_like(ids, IGNORE_INDEX)
+        for row, sets in enumerate(targets):
+            for index in set().union(*sets):
+                labels[row, index + 1] = 0  # + 1: the [CLS] in front; any id selects the position
+        out = self.model(ids, mask, mlm_labels=labels)
+        log_probs = F.log_softmax(out.mlm_logits.float(), dim=-1)  # [N, V] at the selected positions, row-major
+        where = {tuple(p): n for n, p in enumerate(out.mlm_positions.tolist())}
+        picks, tokens, slots, slot = [], [], [], 0
+        for row, sets in enumerate(targets):
+            for wanted in sets:
+                for index, token in wanted.items():
+                    picks.append(where[(row, index + 1)])
+                    tokens.append(token)
+                    slots.append(slot)
+                slot += 1
+        device = log_probs.device
+        values = log_probs[torch.tensor(picks, device=device), torch.tensor(tokens, device=device)].double().cpu()
+        return torch.zeros(slot, dtype=torch.float64).index_add_(0, torch.tensor(slots, dtype=torch.long), values)
+
+    @torch.no_grad()
+    def hidden(self, rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Final hidden states [B, L, H] (float32, on the CPU) and the mask of real tokens [B, L]."""
+        ids, mask = self._inputs(rows, length)
+        return self.model.encoder(ids, mask).float().cpu(), mask.cpu()

@@ -1,0 +1,113 @@
+"""Variants in: VCF records (plain or bgzipped, read with pysam) or `Variant` objects, one per ALT allele.
+
+`Variant.pos` is VCF's 1-based position of the first REF base; everything else in the library is
+0-based (`Variant.start`). A multi-allelic record yields one variant per ALT, all with the record's
+index. Alleles that cannot be scored (symbolic `<DEL>`, breakends, `*`, a missing ALT, REF bases other
+than A/C/G/T) come out with their `problem`, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pysam
+
+from dnabird.errors import InputFormatError, ParameterError, UnscorableVariantError
+
+_REF = re.compile(r"[ACGT]+")
+_ALT = re.compile(r"[ACGTN]+")
+_BREAKEND = re.compile(r"[\[\]]|^\.|\.$")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One ALT allele at a VCF position: `pos` is 1-based (VCF's POS), `ref`/`alt` as written in the VCF."""
+
+    chrom: str
+    pos: int
+    ref: str
+    alt: str
+    id: str = "."
+
+    @property
+    def start(self) -> int:
+        """0-based position of the first REF base."""
+        return self.pos - 1
+
+    @property
+    def centre(self) -> int:
+        """0-based window centre, as Selene: pos − 1 + len(ref) // 2."""
+        return self.pos - 1 + len(self.ref) // 2
+
+
+@dataclass(frozen=True)
+class Allele:
+    """An input allele: `record` is the 0-based index of its record in the input, `allele` its 1-based
+    ALT number; `problem` says why it cannot be scored, if it cannot."""
+
+    record: int
+    allele: int
+    variant: Variant
+    problem: UnscorableVariantError | None = None
+
+
+def allele_problem(ref: str, alt: str | None) -> UnscorableVariantError | None:
+    """Why an allele pair cannot be scored as sequence, or None."""
+    if alt is None or alt == ".":
+        return UnscorableVariantError("no ALT allele")
+    if alt.startswith("<"):
+        return UnscorableVariantError("symbolic ALT", alt)
+    if alt == "*":
+        return UnscorableVariantError("spanning-deletion ALT *")
+    if _BREAKEND.search(alt):
+        return UnscorableVariantError("breakend ALT", alt)
+    if not _REF.fullmatch(ref.upper()):
+        return UnscorableVariantError("REF not A/C/G/T", ref)
+    if not _ALT.fullmatch(alt.upper()):
+        return UnscorableVariantError("ALT not A/C/G/T/N", alt)
+    return None
+
+
+def read_alleles(variants: str | os.PathLike | Iterable[Variant]) -> Iterator[Allele]:
+    """Every allele of a VCF file or of an iterable of `Variant`s, in input order (an ALT written
+    "A,G" in a `Variant` is split like a VCF record)."""
+    if isinstance(variants, (str, os.PathLike)):
+        yield from _vcf_alleles(Path(variants))
+        return
+    if isinstance(variants, Variant):
+        variants = [variants]
+    for record, variant in enumerate(variants):
+        if not isinstance(variant, Variant):
+            raise ParameterError("variants", variant, "a VCF path or an iterable of dnabird Variant objects")
+        alts = variant.alt.split(",") if variant.alt else [None]
+        yield from _alleles(record, variant.chrom, variant.pos, variant.id, variant.ref, alts)
+
+
+def _alleles(record: int, chrom: str, pos: int, name: str, ref: str, alts) -> Iterator[Allele]:
+    for number, alt in enumerate(alts, start=1):
+        variant = Variant(chrom, int(pos), ref, alt or ".", name or ".")
+        yield Allele(record, number, variant, allele_problem(ref, alt))
+
+
+def _vcf_alleles(path: Path) -> Iterator[Allele]:
+    if not path.is_file():
+        raise InputFormatError("VCF file not found", path=path)
+    verbosity = pysam.set_verbosity(0)  # contigs missing from the header are fine here
+    try:
+        handle = pysam.VariantFile(str(path))
+    except (OSError, ValueError) as err:
+        pysam.set_verbosity(verbosity)
+        raise InputFormatError(f"not a readable VCF ({err})", path=path) from None
+    record = -1
+    try:
+        with handle:
+            for record, entry in enumerate(handle):
+                yield from _alleles(record, entry.chrom, entry.pos, entry.id, entry.ref or "", entry.alts or [None])
+    except (OSError, ValueError) as err:
+        raise InputFormatError(f"malformed VCF after record {record + 1} ({err})", path=path) from None
+    finally:
+        pysam.set_verbosity(verbosity)

@@ -1,0 +1,369 @@
+"""`score_variants`: a model, a genome and variants in; per-variant effects out (`VariantScores`).
+
+Methods:
+- "head": a fine-tuned classifier. Its `task.json` fixes the window (length, anchor), the strand rule and
+  the token length every input is padded to. `centre` windows sit on the variant (`rc` defaults to the
+  strand rule: "both" averages the forward and reverse-complement windows); `tss:-U:+D` windows are
+  stranded: the variant is scored in every window of the `tss` BED that contains it, on that TSS's strand,
+  never RC-averaged.
+- "mlm_llr": a pretrained masked LM, zero-shot (see `dnabird.variants.mlm`): windows centred on the variant,
+  `window_bp` long (default: what always fits `eval_length`, one bp per token at worst).
+- "auto": "head" when the model has a task, else "mlm_llr".
+
+Each allele is checked before it is scored: REF against the genome (case-insensitive; a mismatch is
+skipped, or with on_ref_mismatch="genome" scored with the genome's bases and flagged `ref_match=False`),
+its chromosome (aliases chr1↔1 … only), its alleles (symbolic, breakend, `*` …); what cannot be scored goes
+to `VariantScores.skipped` with the reason. Under torchrun each rank scores the records whose index is its
+rank modulo the world size, and every rank returns the merged scores in input order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dnabird import __version__
+from dnabird.errors import ParameterError, UnscorableVariantError
+from dnabird.genome.bed import Tss, read_tss
+from dnabird.genome.reference import Genome
+from dnabird.model.task_spec import Anchor, parse_anchor
+from dnabird.progress import progress_bar
+from dnabird.train import distributed
+from dnabird.variants.mlm import MaskedSpan, masked_spans
+from dnabird.variants.predictor import Predictor
+from dnabird.variants.records import Allele, Variant, read_alleles
+from dnabird.variants.scores import REF_MISMATCH, SKIPPED_COLUMNS, UNIT_COLUMNS, VariantScores
+from dnabird.variants.windows import AlleleWindows, anchored_windows, centred_windows
+
+METHODS = ("auto", "head", "mlm_llr")
+RC_MODES = ("average", "forward")
+REF_MISMATCH_MODES = ("skip", "genome")
+LLR_OUTPUTS = ("llr", "llr_per_bp")
+CHUNK_BATCHES = 8  # model batches of work gathered before running them
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """How windows are built and scored (resolved from the arguments and the model's task)."""
+
+    method: str
+    window_bp: int
+    eval_length: int
+    anchor: Anchor
+    rc: bool  # score the reverse complement too and average
+    flank_bp: int
+    on_ref_mismatch: str
+
+    def describe(self) -> dict:
+        """The settings as plain values, for reports and output files."""
+        return {"method": self.method, "window_bp": self.window_bp, "eval_length": self.eval_length,
+                "anchor": str(self.anchor), "rc": "average" if self.rc else "forward", "flank_bp": self.flank_bp,
+                "on_ref_mismatch": self.on_ref_mismatch, "dnabird": __version__}
+
+
+@dataclasses.dataclass(frozen=True)
+class Window:
+    """One scored window of one allele: `windows` on the strand scored first, the TSS name as `feature`."""
+
+    allele: Allele
+    windows: AlleleWindows
+    feature: str
+    ref_match: bool
+
+
+def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None = None, tss=None,
+                  window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
+                  on_ref_mismatch: str = "skip") -> Setup:
+    """Check the arguments against the model and fill what they leave open from its task or size."""
+    if method not in METHODS:
+        raise ParameterError("method", method, f"one of {METHODS}")
+    if rc not in (None, *RC_MODES):
+        raise ParameterError("rc", rc, f"None (the model's strand rule) or one of {RC_MODES}")
+    if on_ref_mismatch not in REF_MISMATCH_MODES:
+        raise ParameterError("on_ref_mismatch", on_ref_mismatch, f"one of {REF_MISMATCH_MODES}")
+    if not isinstance(flank_bp, int) or flank_bp < 0:
+        raise ParameterError("flank_bp", flank_bp, "an integer >= 0")
+    task = predictor.task
+    if method == "auto":
+        method = "head" if predictor.has_head else "mlm_llr"
+    if method == "head":
+        if task is None or task.anchor is None or task.window_length is None:
+            raise ParameterError("method", method, "a model whose task.json gives a genomic window (or 'mlm_llr')")
+        for name, given, fixed in (("window_bp", window_bp, task.window_length),
+                                   ("eval_length", eval_length, task.eval_length)):
+            if given not in (None, fixed):
+                raise ParameterError(name, given, f"None: the model's task.json fixes it at {fixed}")
+        anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
+        if anchor.kind == "tss" and tss is None:
+            raise ParameterError("tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
+        if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
+            raise ParameterError("rc", rc, f"'forward' or None: this head is strand-specific (anchor {task.anchor}, "
+                                 f"strand rule {task.strand_rule})")
+        average = anchor.kind == "centre" and (rc or ("average" if task.strand_rule == "both" else "forward")) \
+            == "average"
+    else:
+        if predictor.has_head:
+            raise ParameterError("method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
+        anchor, average = Anchor("centre"), (rc or "average") == "average"
+        if eval_length is None:  # what any window fits (a token spells >= 1 bp), up to the model's length
+            block, longest = predictor.block_size, predictor.max_tokens // predictor.block_size * predictor.block_size
+            eval_length = longest if window_bp is None else min(longest, -(-(window_bp + 2) // block) * block)
+        window_bp = eval_length - 2 if window_bp is None else window_bp
+    if anchor.kind == "centre" and tss is not None:
+        raise ParameterError("tss", tss, "None: windows are centred on the variants")
+    if not isinstance(window_bp, int) or window_bp < 1:
+        raise ParameterError("window_bp", window_bp, "a positive number of bp")
+    return Setup(method, window_bp, predictor.check_length(eval_length), anchor, average, flank_bp,
+                 on_ref_mismatch)
+
+
+class TssWindows:
+    """The TSS windows of an anchor, per chromosome, found by position."""
+
+    def __init__(self, sites: list[Tss], anchor: Anchor, genome: Genome):
+        self.by_chrom: dict[str, list[tuple[int, int, Tss]]] = {}
+        missing = sorted({site.chrom for site in sites if site.chrom not in genome})
+        if missing:
+            log.warning("%d TSS chromosome(s) not in the genome, their TSSs ignored: %s", len(missing),
+                        ", ".join(missing[:10]))
+        for site in sites:
+            if site.chrom in genome:
+                start, end = anchor.interval(site.position, site.strand)
+                self.by_chrom.setdefault(genome.resolve(site.chrom), []).append((start, end, site))
+        for windows in self.by_chrom.values():
+            windows.sort(key=lambda w: w[0])
+        self.starts = {chrom: [w[0] for w in windows] for chrom, windows in self.by_chrom.items()}
+        self.length = anchor.length
+
+    def containing(self, chrom: str, first: int, stop: int) -> list[tuple[int, int, Tss]]:
+        """Windows [start, end) with start <= first and stop <= end, by start."""
+        starts = self.starts.get(chrom, [])
+        low, high = bisect_left(starts, stop - self.length), bisect_right(starts, first)
+        return [w for w in self.by_chrom[chrom][low:high] if w[0] <= first and stop <= w[1]] if starts else []
+
+
+def allele_windows(allele: Allele, genome: Genome, setup: Setup, tss: TssWindows | None) -> list[Window]:
+    """The windows to score an allele in; `UnscorableVariantError` says why there are none."""
+    variant = allele.variant
+    if allele.problem is not None:
+        raise allele.problem
+    if variant.chrom not in genome:
+        raise UnscorableVariantError("unknown chromosome", variant.chrom)
+    chrom, first, stop = genome.resolve(variant.chrom), variant.start, variant.start + len(variant.ref)
+    if first < 0 or stop > genome.length(chrom):
+        raise UnscorableVariantError("outside the chromosome", f"{chrom} has {genome.length(chrom)} bp")
+    variant = dataclasses.replace(variant, chrom=chrom)
+    genome_ref = genome.fetch(chrom, first, stop).sequence.upper()
+    ref_match = genome_ref == variant.ref.upper()
+    if not ref_match and setup.on_ref_mismatch == "skip":
+        raise UnscorableVariantError(REF_MISMATCH, f"the genome has {genome_ref}")
+    if tss is None:
+        return [Window(allele, centred_windows(genome, variant, setup.window_bp), ".", ref_match)]
+    found = tss.containing(chrom, first, stop)
+    if not found:
+        raise UnscorableVariantError("in no TSS window")
+    return [Window(allele, anchored_windows(genome, variant, start, end, site.position, site.strand),
+                   site.name, ref_match) for start, end, site in found]
+
+
+# --- scorers: rows of token ids per window, one model pass over many rows, scores per window ----------
+
+class HeadScorer:
+    """Classifier probabilities of the REF and ALT windows (and their reverse complements)."""
+
+    def __init__(self, predictor: Predictor, setup: Setup):
+        self.predictor, self.setup, task = predictor, setup, predictor.task
+        self.outputs = task.labels
+        group_of = {label: group for group, labels in task.label_groups.items() for label in labels}
+        self.groups = tuple(group_of.get(label, ".") for label in task.labels)
+        self.multiclass = task.problem == "multiclass"
+
+    def rows(self, strands: list[AlleleWindows]) -> tuple[list, list, None]:
+        """The REF and ALT windows of each strand, one row (and one value) each."""
+        ids = [encode(self.predictor, sequence, self.setup.eval_length)
+               for windows in strands for sequence in (windows.ref, windows.alt)]
+        return ids, [[None]] * len(ids), None
+
+    def run(self, ids: list, targets: list) -> np.ndarray:
+        return self.predictor.logits(ids, self.setup.eval_length).numpy()
+
+    def combine(self, logits: np.ndarray, extra: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """REF and ALT probabilities averaged over strands, and the mean logit difference."""
+        logits = torch.from_numpy(logits).double()  # [2 * strands, k]: ref, alt, ref, alt …
+        if self.multiclass:
+            logs = torch.log_softmax(logits, dim=-1)
+            probs = logs.exp()
+        else:
+            logs, probs = logits, torch.sigmoid(logits)
+        ref, alt = probs[0::2].mean(0), probs[1::2].mean(0)
+        return ref.numpy(), alt.numpy(), (logs[1::2] - logs[0::2]).mean(0).numpy()
+
+
+class LLRScorer:
+    """Masked-marginal log-likelihoods of the REF and ALT windows (see `dnabird.variants.mlm`)."""
+
+    outputs = LLR_OUTPUTS
+    groups = ("mlm", "mlm")
+
+    def __init__(self, predictor: Predictor, setup: Setup):
+        self.predictor, self.setup = predictor, setup
+
+    def rows(self, strands: list[AlleleWindows]) -> tuple[list, list, list[tuple[int, int]]]:
+        """Per strand the REF and ALT windows with their spans masked: one row scored for both token sets
+        when the two masked inputs are the same (an SNV whose tokens around it coincide), else two."""
+        ids, targets, bp = [], [], []
+        tokenizer = self.predictor.tokenizer
+        for windows in strands:
+            ref = encode(self.predictor, windows.ref, self.setup.eval_length)
+            alt = encode(self.predictor, windows.alt, self.setup.eval_length)
+            spans = masked_spans(windows, tokenizer.token_spans(ref), tokenizer.token_spans(alt), self.setup.flank_bp)
+            (ref_row, ref_wanted), (alt_row, alt_wanted) = (mask_span(tokens, span, tokenizer.mask_id)
+                                                            for tokens, span in zip((ref, alt), spans, strict=True))
+            if ref_row == alt_row:
+                ids.append(ref_row)
+                targets.append([ref_wanted, alt_wanted])
+            else:
+                ids += [ref_row, alt_row]
+                targets += [[ref_wanted], [alt_wanted]]
+            bp.append((spans[0].bp, spans[1].bp))
+        return ids, targets, bp
+
+    def run(self, ids: list, targets: list) -> np.ndarray:
+        return self.predictor.masked_log_likelihood(ids, targets, self.setup.eval_length).numpy()
+
+    def combine(self, log_likelihoods: np.ndarray, bp: list[tuple[int, int]]):
+        """[log P, log P per bp] of REF and ALT averaged over strands; no logit difference."""
+        ref = np.mean([[log_likelihoods[2 * s], log_likelihoods[2 * s] / b[0]] for s, b in enumerate(bp)], axis=0)
+        alt = np.mean([[log_likelihoods[2 * s + 1], log_likelihoods[2 * s + 1] / b[1]] for s, b in enumerate(bp)],
+                      axis=0)
+        return ref, alt, np.full(2, np.nan)
+
+
+def encode(predictor: Predictor, sequence: str, eval_length: int) -> list[int]:
+    """Token ids of a window; `UnscorableVariantError` when `[CLS] ids [SEP]` exceed `eval_length`."""
+    ids = predictor.tokenizer.encode(sequence)
+    if len(ids) + 2 > eval_length:
+        raise UnscorableVariantError("window exceeds eval_length",
+                                     f"{len(ids)} tokens + [CLS] + [SEP] > {eval_length}")
+    return ids
+
+
+def mask_span(ids: list[int], span: MaskedSpan, mask_id: int) -> tuple[list[int], dict[int, int]]:
+    """`ids` with [MASK] over the span, and the true id at each masked index."""
+    masked = list(ids)
+    masked[span.first:span.stop] = [mask_id] * (span.stop - span.first)
+    return masked, {i: ids[i] for i in range(span.first, span.stop)}
+
+
+def make_scorer(predictor: Predictor, setup: Setup) -> HeadScorer | LLRScorer:
+    return HeadScorer(predictor, setup) if setup.method == "head" else LLRScorer(predictor, setup)
+
+
+def run_windows(scorer, prepared: list[tuple], batch_size: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Scores of prepared windows [(rows, targets, extra) …], the model run over `batch_size` rows at a time;
+    each row gives one value per entry of its targets."""
+    ids = [row for rows, _, _ in prepared for row in rows]
+    targets = [t for _, wanted, _ in prepared for t in wanted]
+    values = np.concatenate([scorer.run(ids[i:i + batch_size], targets[i:i + batch_size])
+                             for i in range(0, len(ids), batch_size)]) if ids else []
+    results, at = [], 0
+    for _, wanted, extra in prepared:
+        count = sum(len(t) for t in wanted)
+        results.append(scorer.combine(values[at:at + count], extra))
+        at += count
+    return results
+
+
+# --- the entry point -------------------------------------------------------------------------------------
+
+def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os.PathLike | Iterable[Variant], *,
+                   method: str = "auto", rc: str | None = None, tss: str | os.PathLike | None = None,
+                   window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
+                   on_ref_mismatch: str = "skip", batch_size: int = 16, device: str = "auto",
+                   progress: bool = True, tokenizer=None, task=None) -> VariantScores:
+    """Score every ALT allele of `variants` with `model` on `genome`.
+
+    model: a checkpoint directory, or a loaded model with its `tokenizer` (and `task` for a classifier).
+    genome: a FASTA path or a `Genome`. variants: a VCF path (plain or bgzip) or an iterable of `Variant`.
+    method: "auto", "head" or "mlm_llr" (see the module docstring). rc: "average" (forward and reverse
+        complement), "forward", or None for the model's strand rule. tss: a TSS BED, for TSS-anchored heads.
+    window_bp, eval_length: window in bp and padded token length, for a model without task.json (defaults:
+        eval_length the model's full length, or what a window_bp-long window always fits; window_bp
+        eval_length − 2). A window that tokenizes longer than eval_length is not scored (reason given).
+    flank_bp: mlm_llr only, bp masked on each side of the variant beyond the tokens it touches.
+    on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
+    batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
+    """
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ParameterError("batch_size", batch_size, "a positive integer")
+    ctx = distributed.setup(device)
+    predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device)
+    setup = resolve_setup(predictor, method=method, rc=rc, tss=tss, window_bp=window_bp, eval_length=eval_length,
+                          flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch)
+    genome = genome if isinstance(genome, Genome) else Genome(genome)
+    sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
+    scorer = make_scorer(predictor, setup)
+    alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
+    bar = progress_bar(alleles, enabled=progress and ctx.is_main, desc="scoring variants", unit=" alleles")
+    part = score_windows(scorer, setup, bar, lambda allele: allele_windows(allele, genome, setup, sites),
+                         batch_size)
+    part.settings = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
+                     "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
+    if not ctx.distributed:
+        return part
+    parts = [None] * ctx.world_size
+    torch.distributed.all_gather_object(parts, part)
+    return VariantScores.concat(parts)
+
+
+def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int) -> VariantScores:
+    """Score each allele in the windows `windows_of(allele)` gives (or record why it cannot be scored)."""
+    units, scores, skipped, pending = [], [], [], []
+
+    def flush():
+        scores.extend(run_windows(scorer, [p for _, p in pending], batch_size))
+        units.extend(_unit_row(window, setup) for window, _ in pending)
+        pending.clear()
+
+    for allele in alleles:
+        try:
+            windows = windows_of(allele)
+        except UnscorableVariantError as err:
+            skipped.append(_skip_row(allele, err))
+            continue
+        for window in windows:
+            strands = [window.windows, window.windows.reverse_complement()] if setup.rc else [window.windows]
+            try:
+                pending.append((window, scorer.rows(strands)))
+            except UnscorableVariantError as err:
+                skipped.append(_skip_row(allele, err, window.feature))
+        if sum(len(rows) for _, (rows, _, _) in pending) >= CHUNK_BATCHES * batch_size:
+            flush()
+    flush()
+    k = len(scorer.outputs)
+    stacked = [np.array([s[i] for s in scores], dtype=np.float64).reshape(len(scores), k) for i in range(3)]
+    return VariantScores(pd.DataFrame(units, columns=list(UNIT_COLUMNS)), tuple(scorer.outputs),
+                         tuple(scorer.groups), *stacked, pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS)))
+
+
+def _unit_row(window: Window, setup: Setup) -> tuple:
+    allele, w = window.allele, window.windows
+    v = allele.variant
+    strand = "both" if setup.rc else w.strand
+    return (allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, window.feature, strand,
+            window.ref_match, w.start, w.end, w.pad_left, w.pad_right)
+
+
+def _skip_row(allele: Allele, err: UnscorableVariantError, feature: str = ".") -> tuple:
+    v = allele.variant
+    detail = err.detail if feature == "." else f"{feature}: {err.detail}"
+    return (allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, err.reason, detail)

@@ -1,0 +1,108 @@
+"""`VariantScores`: what `score_variants` returns — per-window score arrays, their variants, and the
+alleles that could not be scored — with the long table and the summary derived from them.
+
+Scores per output: `ref`/`alt` (probabilities for a classifier head — RC-averaged when both strands were
+scored — or log-likelihoods for `mlm_llr`), `diff` = alt − ref, `abs_diff`, and `logit_diff`
+(alt − ref in logits: the mean over strands of each strand's difference; log-probabilities for a
+multi-class head; not defined for `mlm_llr`, whose scores are log-scale already).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+UNIT_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "feature", "strand", "ref_match",
+                "window_start", "window_end", "pad_left", "pad_right")
+SKIPPED_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "reason", "detail")
+SCORE_KINDS = ("ref", "alt", "diff", "abs_diff", "logit_diff")
+REF_MISMATCH = "REF mismatch"
+
+
+@dataclass
+class VariantScores:
+    """Scores of n scored windows (one per allele, or per allele × TSS window) × k outputs.
+
+    units: one row per scored window (`UNIT_COLUMNS`; `record` is the 0-based input record, `allele` the
+        1-based ALT number, `feature` the TSS name or ".", `strand` "+", "-" or "both" (RC-averaged)).
+    outputs, groups: the k output names and their groups.
+    ref, alt, logit_diff: float arrays [n, k].
+    skipped: one row per allele that was not scored (`SKIPPED_COLUMNS`), with the reason.
+    settings: how the scores were computed (method, window, eval length, strands …).
+    """
+
+    units: pd.DataFrame
+    outputs: tuple[str, ...]
+    groups: tuple[str, ...]
+    ref: np.ndarray
+    alt: np.ndarray
+    logit_diff: np.ndarray
+    skipped: pd.DataFrame
+    settings: dict = field(default_factory=dict)
+
+    @property
+    def diff(self) -> np.ndarray:
+        return self.alt - self.ref
+
+    @property
+    def abs_diff(self) -> np.ndarray:
+        return np.abs(self.diff)
+
+    def array(self, kind: str) -> np.ndarray:
+        """The [n, k] array of one of `SCORE_KINDS`."""
+        return getattr(self, kind)
+
+    def table(self) -> pd.DataFrame:
+        """The long table: one row per scored window × output, with the window's columns, `output`,
+        `group`, `ref_score`, `alt_score`, `diff`, `abs_diff` and `logit_diff`."""
+        n, k = self.ref.shape
+        long = self.units.loc[self.units.index.repeat(k)].reset_index(drop=True)
+        long.insert(long.columns.get_loc("strand") + 1, "output", np.tile(np.asarray(self.outputs, object), n))
+        long.insert(long.columns.get_loc("output") + 1, "group", np.tile(np.asarray(self.groups, object), n))
+        for column, kind in (("ref_score", "ref"), ("alt_score", "alt"), ("diff", "diff"),
+                             ("abs_diff", "abs_diff"), ("logit_diff", "logit_diff")):
+            long.insert(long.columns.get_loc("ref_match"), column, self.array(kind).reshape(-1))
+        return long
+
+    def summary(self) -> dict:
+        """Counts: scored alleles and windows, skipped alleles by reason, REF mismatches (scored or not)."""
+        scored = self.units.drop_duplicates(["record", "allele"])
+        return {"scored_alleles": len(scored), "scored_windows": len(self.units),
+                "skipped_alleles": len(self.skipped),
+                "skipped_by_reason": dict(sorted(Counter(self.skipped["reason"]).items())),
+                "ref_mismatches": int((~scored["ref_match"].astype(bool)).sum()
+                                      + (self.skipped["reason"] == REF_MISMATCH).sum())}
+
+    @classmethod
+    def concat(cls, parts: list[VariantScores]) -> VariantScores:
+        """Merge parts that each hold whole records (e.g. one part per rank) in input order: by record and
+        ALT, a record's windows in the order its part had them."""
+        units = pd.concat([p.units for p in parts], ignore_index=True)
+        order = np.lexsort((np.arange(len(units)), units["allele"].to_numpy(), units["record"].to_numpy()))
+        skipped = pd.concat([p.skipped for p in parts], ignore_index=True)
+        skipped = skipped.sort_values(["record", "allele"], kind="stable").reset_index(drop=True)
+        first = parts[0]
+
+        def stack(kind: str) -> np.ndarray:
+            return np.concatenate([p.array(kind) for p in parts])[order]
+
+        return cls(units.iloc[order].reset_index(drop=True), first.outputs, first.groups, stack("ref"),
+                   stack("alt"), stack("logit_diff"), skipped, first.settings)
+
+    def to_tsv(self, path) -> None:
+        from dnabird.variants.writers import write_tsv
+
+        write_tsv(self, path)
+
+    def to_hdf5(self, path) -> None:
+        from dnabird.variants.writers import write_hdf5
+
+        write_hdf5(self, path)
+
+    def to_vcf(self, path, vcf) -> None:
+        from dnabird.variants.writers import write_vcf
+
+        write_vcf(self, path, vcf)

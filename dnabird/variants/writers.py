@@ -1,0 +1,132 @@
+"""Writers of `VariantScores`, one per format, each atomic: TSV (the long table), HDF5 (arrays
+[n_windows, n_outputs] per score kind) and an annotated copy of the input VCF; plus the side table of
+unscored alleles.
+
+VCF: every input record is copied unchanged, with INFO keys added where it was scored — DNABIRD_WINDOWS
+(one entry per scored window: the ALT number, and ":feature" for TSS windows) and one key per score kind
+(DNABIRD_REF, DNABIRD_ALT, DNABIRD_DIFF, DNABIRD_ABS_DIFF, DNABIRD_LOGIT_DIFF) holding, per window in that
+order, one value per output in the order of the `##DNABIRD_OUTPUT` header lines (output names such as
+DeepSEA's contain `|`, which INFO IDs cannot). Records are copied as text rather than through pysam's
+record writer, which requires every contig declared in the header and adds END= to symbolic records; a
+`.gz` output is bgzip-compressed with pysam, so it can be indexed with tabix.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pysam
+
+from dnabird.errors import InputFormatError
+from dnabird.io import atomic_output
+from dnabird.variants.scores import SCORE_KINDS, VariantScores
+
+INTEGER_COLUMNS = ("record", "allele", "pos", "window_start", "window_end")
+FLAG_COLUMNS = ("ref_match", "pad_left", "pad_right")
+INFO_KEYS = {kind: f"DNABIRD_{kind.upper()}" for kind in SCORE_KINDS}
+_DESCRIPTIONS = {"ref": "REF score", "alt": "ALT score", "diff": "ALT - REF score", "abs_diff": "|ALT - REF|",
+                 "logit_diff": "ALT - REF in logits"}
+
+
+def write_tsv(scores: VariantScores, path: str | os.PathLike) -> None:
+    """The long table, tab-separated, missing values as NA."""
+    with atomic_output(path) as tmp:
+        scores.table().to_csv(tmp, sep="\t", index=False, na_rep="NA")
+
+
+def write_skipped(scores: VariantScores, path: str | os.PathLike) -> None:
+    """The unscored alleles with their reasons, tab-separated."""
+    with atomic_output(path) as tmp:
+        scores.skipped.to_csv(tmp, sep="\t", index=False)
+
+
+def write_hdf5(scores: VariantScores, path: str | os.PathLike) -> None:
+    """/ref, /alt, /diff, /abs_diff, /logit_diff [n_windows, n_outputs] float32; /windows/<column> and
+    /skipped/<column>, one dataset per table column; /outputs, /groups; settings as a JSON attribute."""
+    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+        for kind in SCORE_KINDS:
+            out.create_dataset(kind, data=scores.array(kind).astype(np.float32))
+        out.create_dataset("outputs", data=np.array(scores.outputs, dtype=object), dtype=h5py.string_dtype())
+        out.create_dataset("groups", data=np.array(scores.groups, dtype=object), dtype=h5py.string_dtype())
+        for name, table in (("windows", scores.units), ("skipped", scores.skipped)):
+            group = out.create_group(name)
+            for column in table.columns:
+                if column in INTEGER_COLUMNS:
+                    group.create_dataset(column, data=table[column].to_numpy(np.int64))
+                elif column in FLAG_COLUMNS:
+                    group.create_dataset(column, data=table[column].to_numpy(bool))
+                else:
+                    group.create_dataset(column, data=table[column].astype(str).to_numpy(object),
+                                         dtype=h5py.string_dtype())
+        out.attrs["settings"] = json.dumps(scores.settings, sort_keys=True)
+
+
+def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.PathLike) -> None:
+    """A copy of `vcf` (plain or gzip/bgzip) with the scores as INFO fields; `.gz` output is bgzipped."""
+    by_record = {}
+    for row, (record, allele, feature) in enumerate(zip(scores.units["record"], scores.units["allele"],
+                                                        scores.units["feature"], strict=True)):
+        by_record.setdefault(int(record), []).append((row, f"{allele}" if feature == "." else f"{allele}:{feature}"))
+    kinds = [k for k in SCORE_KINDS if not np.isnan(scores.array(k)).all()]
+    header = [f'##INFO=<ID=DNABIRD_WINDOWS,Number=.,Type=String,Description="dnabird {scores.settings.get("method")}: '
+              'scored windows, ALT number[:feature]; each DNABIRD score key holds one value per output per window">']
+    header += [f'##INFO=<ID={INFO_KEYS[k]},Number=.,Type=Float,Description="dnabird {_DESCRIPTIONS[k]} per '
+               f'output (##DNABIRD_OUTPUT order) per window (DNABIRD_WINDOWS order)">' for k in kinds]
+    header += [f'##DNABIRD_OUTPUT=<Index={i},Group={group},Name="{name}">'
+               for i, (name, group) in enumerate(zip(scores.outputs, scores.groups, strict=True))]
+    path = Path(path)
+    with atomic_output(path) as tmp:
+        with _open_text_output(tmp, bgzip=path.suffix in (".gz", ".bgz")) as out:
+            record = -1
+            for line in _vcf_lines(Path(vcf)):
+                if line.startswith("#"):
+                    out.write("".join(h + "\n" for h in header) + line if line.startswith("#CHROM") else line)
+                    continue
+                record += 1
+                if record in by_record:
+                    line = _annotated(line, by_record[record], scores, kinds)
+                out.write(line)
+
+
+def _annotated(line: str, windows: list[tuple[int, str]], scores: VariantScores, kinds: list[str]) -> str:
+    fields = line.rstrip("\n").split("\t")
+    rows = [row for row, _ in windows]
+    added = [f"DNABIRD_WINDOWS={','.join(label for _, label in windows)}"]
+    added += [f"{INFO_KEYS[k]}={','.join(_number(v) for v in scores.array(k)[rows].reshape(-1))}" for k in kinds]
+    fields[7] = ";".join(([] if fields[7] in ("", ".") else [fields[7]]) + added)
+    return "\t".join(fields) + "\n"
+
+
+def _number(value: float) -> str:
+    return "." if np.isnan(value) else f"{value:.6g}"
+
+
+def _vcf_lines(path: Path):
+    if not path.is_file():
+        raise InputFormatError("VCF file not found", path=path)
+    with open(path, "rb") as probe:
+        compressed = probe.read(2) == b"\x1f\x8b"
+    with (gzip.open(path, "rt") if compressed else open(path)) as handle:
+        yield from (line if line.endswith("\n") else line + "\n" for line in handle if line.strip())
+
+
+class _open_text_output:
+    """A text file, or a bgzip stream (pysam.BGZFile) when `bgzip`."""
+
+    def __init__(self, path: Path, bgzip: bool):
+        self.handle = pysam.BGZFile(str(path), "wb") if bgzip else open(path, "w")
+        self.bgzip = bgzip
+
+    def write(self, text: str) -> None:
+        self.handle.write(text.encode() if self.bgzip else text)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.handle.close()

@@ -1,0 +1,62 @@
+"""`dnabird score | ism | embed` end to end, and `dnabird score` under torchrun (2 gloo processes, each
+scoring half of the records) against one process."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pandas as pd
+import pysam
+
+from dnabird.cli import main
+from dnabird.variants import score_variants
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_two_processes_score_disjoint_records_and_merge_in_input_order(classifier_dir, genome_and_vcf, tmp_path):
+    genome, vcf, _ = genome_and_vcf
+    single = score_variants(classifier_dir, genome, vcf, progress=False, device="cpu").table()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "dnabird",
+           "-q", "score", "--model", str(classifier_dir), "--genome", str(genome), "--vcf", str(vcf),
+           "--out", str(tmp_path / "s.tsv"), "--device", "cpu", "--batch-size", "3"]
+    result = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    merged = pd.read_csv(tmp_path / "s.tsv", sep="\t")
+    assert merged["record"].tolist() == single["record"].tolist()  # input order, both ranks' records
+    for column in ("id", "alt", "output", "strand"):
+        assert merged[column].tolist() == single[column].tolist()
+    np.testing.assert_allclose(merged[["ref_score", "alt_score", "logit_diff"]].to_numpy(),
+                               single[["ref_score", "alt_score", "logit_diff"]].to_numpy(), rtol=0, atol=1e-5)
+    unscored = pd.read_csv(tmp_path / "s.tsv.unscored.tsv", sep="\t")
+    assert unscored[["id", "reason"]].values.tolist() == [["ins", "symbolic ALT"]]
+    assert json.loads((tmp_path / "s.tsv.json").read_text())["summary"]["scored_alleles"] == 14
+
+
+def test_score_ism_and_embed_commands_on_the_embedded_default(embedded_default, tmp_path, capsys):
+    vcf = embedded_default.fasta.parent / "variants.vcf"
+    common = ["--model", str(embedded_default.checkpoint), "--genome", str(embedded_default.fasta),
+              "--window-bp", "250", "--eval-length", "128", "--rc", "forward"]
+    assert main(["-q", "score", *common, "--vcf", str(vcf), "--out", str(tmp_path / "toy.vcf.gz")]) == 0
+    printed = capsys.readouterr().out
+    assert "not scored, REF mismatch: 1" in printed
+    records = list(pysam.VariantFile(str(tmp_path / "toy.vcf.gz")))
+    truth = pd.read_csv(embedded_default.fasta.parent / "variant_truth.tsv", sep="\t")
+    assert [r.id for r in records] == truth["id"].tolist()
+    scored = [r for r in records if "DNABIRD_DIFF" in r.info]
+    assert len(scored) == len(records) - 1 and all(len(r.info["DNABIRD_DIFF"]) == 2 * len(r.alts) for r in scored)
+    assert main(["-q", "ism", *common, "--region", "chr1:100001-100010", "--out", str(tmp_path / "ism")]) == 0
+    with h5py.File(tmp_path / "ism" / "ism.h5") as f:
+        assert f["diff"].shape == (10, 4, 2) and np.isfinite(f["diff"][:]).all()
+    assert (tmp_path / "ism" / "ism_llr.png").is_file()
+    regions = tmp_path / "r.bed"
+    regions.write_text("chr1\t100000\t100200\ta\t0\t+\nchr2\t5000\t5200\tb\t0\t-\n")
+    assert main(["-q", "embed", "--model", str(embedded_default.checkpoint), "--genome", str(embedded_default.fasta),
+                 "--regions", str(regions), "--eval-length", "128", "--out", str(tmp_path / "e.h5")]) == 0
+    with h5py.File(tmp_path / "e.h5") as f:
+        assert f["embeddings"].shape == (2, 128) and list(f["names"].asstr()) == ["a", "b"]
