@@ -2,7 +2,6 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -10,23 +9,15 @@ import torch
 from dnabird.cli import main
 from dnabird.errors import InputFormatError, ParameterError
 
-ROOT = Path(__file__).resolve().parents[1]
+WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "run", "import-hf", "info"]
 
 
-def test_help_lists_every_subcommand_and_each_has_help(capsys):
-    """Each module of dnabird/commands is a subcommand that `dnabird --help` lists and that has its own help."""
-    commands = sorted(path.stem.replace("_", "-") for path in (ROOT / "dnabird" / "commands").glob("*.py")
-                      if path.stem != "__init__")
+def test_help_lists_every_command_in_workflow_order(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--help"])
     assert exit_.value.code == 0
-    listed = re.findall(r"^    ([a-z][a-z-]*)\s", capsys.readouterr().out, flags=re.MULTILINE)
-    assert sorted(listed) == commands
-    for command in commands:
-        with pytest.raises(SystemExit) as exit_:
-            main([command, "--help"])
-        assert exit_.value.code == 0
-        assert capsys.readouterr().out.startswith(f"usage: dnabird {command}")
+    listed = re.findall(r"^    (\S+) ", capsys.readouterr().out, flags=re.MULTILINE)
+    assert listed == WORKFLOW
 
 
 def test_python_dash_m_runs_info_and_names_the_cpu_kernels_in_use():
@@ -47,3 +38,13 @@ def test_error_messages_name_the_culprit():
     assert str(err) == "peaks.bed, line 7: expected 3 columns, got 2"
     err = ParameterError("block_size", 0, "a positive integer")
     assert "block_size=0" in str(err) and "positive integer" in str(err)
+
+
+def test_evaluate_names_a_missing_checkpoint_and_a_bad_device(tmp_path, capsys):
+    assert main(["evaluate", str(tmp_path / "runs" / "model"), "--shards", str(tmp_path)]) == 1
+    assert f"{tmp_path / 'runs' / 'model'}: checkpoint directory not found" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["evaluate", str(tmp_path / "empty"), "--shards", str(tmp_path)]) == 1
+    assert f"{tmp_path / 'empty' / 'config.json'}: missing from the checkpoint directory" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "empty"), "--shards", str(tmp_path), "--device", "gpu"]) == 1
+    assert "device='gpu' is invalid: expected one of auto, cpu, cuda" in capsys.readouterr().err

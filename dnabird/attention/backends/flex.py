@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from dnabird.attention.backends.base import Backend
-from dnabird.attention.backends.gather import _dense_rows
+from dnabird.attention.backends.gather import dense_rows
 from dnabird.attention.backends.sdpa import sdpa_kernel
 from dnabird.attention.patterns import BlockLayout
 from dnabird.errors import BackendUnavailableError
@@ -255,6 +255,6 @@ class FlexBackend(Backend):
         globals_ = call.global_tokens
         if call.global_qkv is not None and globals_.numel():  # separate projections for global rows
             gq, gk, gv = call.global_qkv
-            rows = _dense_rows(gq[:, :, globals_], gk, gv, call.key_padding_mask, globals_, call, sdpa_kernel)
+            rows = dense_rows(gq[:, :, globals_], gk, gv, call.key_padding_mask, globals_, call, sdpa_kernel)
             out = out.index_copy(2, globals_, rows)
         return out[:, :, :length]
