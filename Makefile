@@ -11,7 +11,7 @@ DEMO_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: install test lint demo
+.PHONY: install test test-slow lint demo
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The slow tests: FlexAttention parity and kernel reuse (compiles kernels), killing and resuming pretraining.
+test-slow: install
+	$(BIN)/python -m pytest -m "slow and not gpu and not manual" $(PYTEST_ARGS)
 
 # The embedded default end to end (fetch toy -> corpus -> tokenizer -> shards ...); outputs in runs/demo.
 demo: install

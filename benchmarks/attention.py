@@ -6,11 +6,21 @@ increase of peak RSS over the process's RSS once the inputs exist) is its own; a
 fit under `--mem-cap-gib` prints OOM. Candidates on identical q/k/v (same seed):
 
   dnabird      attention(q, k, v, BigBirdITC(12), backend="sdpa")  (blockify + gather)
+  gemm-bwd     the same, with a backward that recomputes the probabilities from the flash forward's
+               log-sum-exp and forms the gradients with batched GEMMs over whole chunks
+  math         the same, with CPU SDPA forced to its math kernels (no flash)
   flex         the same call with backend="flex" (compiled FlexAttention; forward only on CPU)
   dense-mask   SDPA with the same ITC mask as an additive float mask (built once, outside the timing)
   full         SDPA without a mask (full attention)
   hf-5         transformers' BigBirdBlockSparseAttention.bigbird_block_sparse_attention, this interpreter
   hf-4.57      the same under `--hf457-python` (an interpreter with transformers 4.57.6); n/a without it
+
+gemm-bwd and math are alternatives for the CPU backward; their f+b cells state their largest gradient
+difference from the dense masked reference (at up to 2048 tokens). Every table names the CPU, its
+widest vector ISA and the one torch's kernels use: cap the latter with
+`ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2`. On a busy machine,
+`--threads 1 --clock cpu` times each call by the process's CPU time instead of the wall clock
+(other processes' load then inflates it far less).
 
     python benchmarks/attention.py --hf457-python PY    # the full table (about 20 minutes on 2 cores)
     python benchmarks/attention.py --lengths 1024 2048 --reps 1 --modes fwd   # a smoke run
@@ -32,9 +42,11 @@ import torch
 
 BATCH, HEADS, HEAD_DIM, BLOCK, RANDOM_BLOCKS, SEED = 1, 12, 64, 64, 3, 0
 LENGTHS = (1024, 2048, 4096, 8192, 16384)
-CANDIDATES = ("dnabird", "flex", "dense-mask", "full", "hf-5", "hf-4.57")
+CANDIDATES = ("dnabird", "gemm-bwd", "math", "flex", "dense-mask", "full", "hf-5", "hf-4.57")
+BACKWARD_VARIANTS = ("gemm-bwd", "math")
 MODES = ("fwd", "f+b")
 FORWARD_ONLY = {"flex"}  # FlexAttention's backward does not run on CPU in torch 2.13
+BACKWARD_ONLY = {"gemm-bwd"}  # its forward is dnabird's
 TARGETS_AT_4096 = {"vs faster HF": 2.0, "vs dense-mask": 2.5}
 MEMORY_RATIO_TARGET = 4.5
 
@@ -53,6 +65,65 @@ def dnabird_call(backend: str, length: int):
 
     pattern = BigBirdITC(num_heads=HEADS, block_size=BLOCK, num_random_blocks=RANDOM_BLOCKS)
     return lambda q, k, v: attention(q, k, v, pattern, seed=SEED, backend=backend)
+
+
+class RecomputedBackward(torch.autograd.Function):
+    """softmax(q kᵀ · scale) v by torch's CPU flash forward; the backward recomputes P = exp(q kᵀ · scale − lse)
+    and takes dV = Pᵀ dO, dS = P ⊙ (dO Vᵀ − rowsum(dO ⊙ O)), dQ = dS K · scale, dK = dSᵀ Q · scale."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, scale):
+        bias = None if mask is None else torch.zeros(mask.shape, dtype=q.dtype).masked_fill_(~mask, float("-inf"))
+        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, attn_mask=bias, scale=scale)
+        ctx.save_for_backward(q, k, v, out, lse, mask)
+        ctx.scale = scale
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        q, k, v, out, lse, mask = ctx.saved_tensors
+        probs = torch.matmul(q, k.transpose(-1, -2)).mul_(ctx.scale).sub_(lse.unsqueeze(-1)).exp_()
+        if mask is not None:
+            probs.masked_fill_(~mask, 0.0)
+        grad_v = torch.matmul(probs.transpose(-1, -2), grad_out)
+        grad_scores = torch.matmul(grad_out, v.transpose(-1, -2))
+        grad_scores.sub_((grad_out * out).sum(-1, keepdim=True)).mul_(probs)
+        del probs
+        grad_q = torch.matmul(grad_scores, k).mul_(ctx.scale)
+        grad_k = torch.matmul(grad_scores.transpose(-1, -2), q).mul_(ctx.scale)
+        return grad_q, grad_k, grad_v, None, None
+
+
+def backward_variant_call(variant: str, length: int):
+    """dnabird's call with another CPU backward: the GEMM recompute above, or SDPA's math kernels."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from dnabird.attention.backends import sdpa
+
+    flash = sdpa.sdpa_kernel
+    if variant == "gemm-bwd":
+        sdpa.sdpa_kernel = lambda q, k, v, mask, scale, dropout_p: (
+            RecomputedBackward.apply(q, k, v, mask, scale) if torch.is_grad_enabled() and q.requires_grad
+            else flash(q, k, v, mask, scale, dropout_p))
+        return dnabird_call("sdpa", length)
+    call = dnabird_call("sdpa", length)
+
+    def math(q, k, v):
+        with sdpa_kernel(SDPBackend.MATH):
+            return call(q, k, v)
+
+    return math
+
+
+def gradient_difference(call, length: int) -> float:
+    """Largest |difference| of dq, dk, dv between `call` and the dense masked reference (at most 2048 tokens)."""
+    length = min(length, 2048)
+    grads = []
+    for candidate in (call, dense_mask_call(length)):
+        q, k, v = make_inputs(length, requires_grad=True)
+        candidate(q, k, v).sum().backward()
+        grads.append((q.grad, k.grad, v.grad))
+    return max(float((a - b).abs().max()) for a, b in zip(*grads, strict=True))
 
 
 def dense_mask_call(length: int):
@@ -95,6 +166,8 @@ def hf_call(length: int):
 
 CALLS = {
     "dnabird": lambda length: dnabird_call("sdpa", length),
+    "gemm-bwd": lambda length: backward_variant_call("gemm-bwd", length),
+    "math": lambda length: backward_variant_call("math", length),
     "flex": lambda length: dnabird_call("flex", length),
     "dense-mask": dense_mask_call,
     "full": full_call,
@@ -127,9 +200,11 @@ def limit_memory(cap_gib: float) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
-def run_cell(candidate: str, length: int, mode: str, reps: int, budget_s: float, cap_gib: float) -> dict:
+def run_cell(candidate: str, length: int, mode: str, reps: int, budget_s: float, cap_gib: float,
+             threads: int = 2, clock: str = "wall") -> dict:
     """Time `reps` calls (after one warm-up) and measure the peak RSS increase; runs in its own process."""
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
+    now = time.process_time if clock == "cpu" else time.perf_counter
     backward = mode == "f+b"
     q, k, v = make_inputs(length, requires_grad=backward)
     import_modules(candidate)  # imports are not the cell's memory
@@ -138,7 +213,7 @@ def run_cell(candidate: str, length: int, mode: str, reps: int, budget_s: float,
     call = CALLS[candidate](length)
 
     def once() -> float:
-        start = time.perf_counter()
+        start = now()
         if backward:
             call(q, k, v).sum().backward()
             for tensor in (q, k, v):
@@ -146,12 +221,15 @@ def run_cell(candidate: str, length: int, mode: str, reps: int, budget_s: float,
         else:
             with torch.no_grad():
                 call(q, k, v)
-        return time.perf_counter() - start
+        return now() - start
 
     warmup = once()
     reps = max(1, min(reps, int(budget_s / max(warmup, 1e-3))))
     times = [once() for _ in range(reps)]
-    return {"ms": 1000 * statistics.median(times), "mib": peak_rss_mib() - baseline, "reps": reps}
+    result = {"ms": 1000 * statistics.median(times), "mib": peak_rss_mib() - baseline, "reps": reps}
+    if backward and candidate in BACKWARD_VARIANTS:
+        result["grad_diff"] = gradient_difference(call, length)
+    return result
 
 
 # ----------------------------------------------------------------------------- the table (parent process)
@@ -160,7 +238,7 @@ def measure(python: str, candidate: str, length: int, mode: str, args: argparse.
     """Run one cell in a fresh process; returns its result, "OOM", or "error: …"."""
     command = [python, os.path.abspath(__file__), "--cell", candidate, str(length), mode,
                "--reps", str(args.reps), "--budget-s", str(args.budget_s),
-               "--mem-cap-gib", str(args.mem_cap_gib)]
+               "--mem-cap-gib", str(args.mem_cap_gib), "--threads", str(args.threads), "--clock", args.clock]
     path = os.pathsep.join(filter(None, [REPO_ROOT, os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, PYTHONPATH=path)
     done = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -191,7 +269,15 @@ def faster_hf(row: dict) -> dict | None:
     return min(measured, key=lambda cell: cell["ms"]) if measured else None
 
 
-def print_table(mode: str, results: dict, candidates: list[str], lengths: list[int]) -> None:
+def machine() -> str:
+    """The CPU, its widest vector ISA and the one torch's kernels use (with any caps set)."""
+    from dnabird.provenance import cpu_description
+
+    described = cpu_description()
+    return f"{described['cpu']}; torch's kernels: {described['cpu kernels']}"
+
+
+def print_table(mode: str, results: dict, candidates: list[str], lengths: list[int], clock: str) -> None:
     columns = candidates + ["vs faster HF", "vs dense-mask"]
     rows = [["L"] + columns]
     for length in lengths:
@@ -204,7 +290,8 @@ def print_table(mode: str, results: dict, candidates: list[str], lengths: list[i
                   for name in candidates]
         rows.append(["mem 16k/4k"] + memory + ["", ""])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    print(f"\n{mode} (median time / peak RSS increase; ratios = their time / dnabird time)")
+    print(f"\n{mode} (median {'CPU' if clock == 'cpu' else 'wall'} time / peak RSS increase; "
+          f"ratios = their time / dnabird time) on {machine()}")
     for row in rows:
         print("  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)))
 
@@ -216,7 +303,7 @@ def check_targets(results: dict) -> None:
         return
     measured = {"vs faster HF": ratio(faster_hf(row), row.get("dnabird")),
                 "vs dense-mask": ratio(row.get("dense-mask"), row.get("dnabird"))}
-    print("\nacceptance at L 4096, f+b (cells vary by ±30 % on a busy machine: recheck with "
+    print(f"\nacceptance at L 4096, f+b, on {machine()} (cells vary by ±30 % on a busy machine: recheck with "
           "--lengths 4096 --modes f+b --candidates dnabird dense-mask hf-5 hf-4.57 --reps 7):")
     for name, target in TARGETS_AT_4096.items():
         value = measured[name]
@@ -243,19 +330,23 @@ def main(argv: list[str] | None = None) -> int:
                         help="fewer reps when one call is slower than budget/reps seconds")
     parser.add_argument("--mem-cap-gib", type=float, default=8.0, help="a cell allocating more prints OOM")
     parser.add_argument("--hf457-python", help="interpreter of an environment with transformers 4.57.6")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads per cell (default 2)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time calls by the wall clock, or by the process's CPU time (use with --threads 1)")
     parser.add_argument("--cell", nargs=3, metavar=("CANDIDATE", "LENGTH", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.cell:
         candidate, length, mode = args.cell[0], int(args.cell[1]), args.cell[2]
-        print(json.dumps(run_cell(candidate, length, mode, args.reps, args.budget_s, args.mem_cap_gib)))
+        print(json.dumps(run_cell(candidate, length, mode, args.reps, args.budget_s, args.mem_cap_gib,
+                                  args.threads, args.clock)))
         return 0
 
     import transformers
 
     print(f"torch {torch.__version__}, transformers {transformers.__version__} (hf-5), "
           f"hf-4.57 via {args.hf457_python or 'n/a (pass --hf457-python)'}; "
-          f"B {BATCH}, H {HEADS}, D {HEAD_DIM}, fp32, 2 threads, "
+          f"B {BATCH}, H {HEADS}, D {HEAD_DIM}, fp32, {args.threads} threads, {args.clock} clock, "
           f"ITC block {BLOCK} / 3 window / 2 global / {RANDOM_BLOCKS} random blocks")
     interpreters = {name: sys.executable for name in CANDIDATES}
     interpreters["hf-4.57"] = args.hf457_python
@@ -263,12 +354,15 @@ def main(argv: list[str] | None = None) -> int:
     for mode in args.modes:
         for length in args.lengths:
             for candidate in args.candidates:
-                skipped = interpreters[candidate] is None or (mode == "f+b" and candidate in FORWARD_ONLY)
+                skipped = interpreters[candidate] is None or (mode == "f+b" and candidate in FORWARD_ONLY) \
+                    or (mode == "fwd" and candidate in BACKWARD_ONLY)
                 result = None if skipped else measure(interpreters[candidate], candidate, length, mode, args)
                 results[mode][length][candidate] = result
-                print(f"  {mode:3} L {length:5} {candidate:10} {format_cell(result)}"
-                      + (f"  ({result})" if isinstance(result, str) and result != "OOM" else ""), flush=True)
-        print_table(mode, results, args.candidates, args.lengths)
+                note = f"  ({result})" if isinstance(result, str) and result != "OOM" else ""
+                if isinstance(result, dict) and "grad_diff" in result:
+                    note = f"  (max |grad difference| from the dense reference {result['grad_diff']:.1e})"
+                print(f"  {mode:3} L {length:5} {candidate:10} {format_cell(result)}{note}", flush=True)
+        print_table(mode, results, args.candidates, args.lengths, args.clock)
     check_targets(results)
     return 0
 

@@ -108,7 +108,9 @@ def main() -> None:
             done = subprocess.run([sys.executable, __file__, "--cell", str(workdir)],
                                   check=True, capture_output=True, text=True)
             rows.append({"size_mbp": size, **json.loads(done.stdout.strip().splitlines()[-1])})
-    print(f"genome prep, one pass, {os.cpu_count()} CPU cores (target >= {TARGET_MBP_S} Mbp/s, flat memory)")
+    from dnabird.provenance import cpu_description
+
+    print(f"genome prep, one pass, on {cpu_description()['cpu']} (target >= {TARGET_MBP_S} Mbp/s, flat memory)")
     header = ("genome Mbp", "corpus s", "tokenise s", "total s", "Mbp/s", "vs target", "sentencepiece alone Mbp/s",
               "Mbp/s vs sentencepiece", "peak RSS MB", "RSS over start MB", "time / first")
     print(" | ".join(header))

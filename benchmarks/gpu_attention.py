@@ -178,7 +178,10 @@ def main(argv: list[str] | None = None) -> int:
         device, dtype, parity_length = torch.device("cpu"), torch.float32, 1000
         args.lengths, args.reps = [512], 1
         torch.set_num_threads(2)
-        print("no CUDA device: smoke run on CPU (fp32, L 512); the figures say nothing about GPUs")
+        from dnabird.provenance import cpu_description
+
+        print(f"no CUDA device: smoke run on CPU (fp32, L 512) on {cpu_description()['cpu']}; "
+              "the figures say nothing about GPUs")
     else:
         print("no CUDA device is present: nothing to measure (use --smoke for a tiny CPU run)")
         return 0

@@ -4,6 +4,10 @@ Whole pretraining models (MLM with 15 % masked positions + NSP) for the `tiny` a
 presets, and one encoder layer (hidden 768) vs transformers' `BigBirdLayer`; tokens/s and the peak
 resident memory added by a step, each cell in its own process, ratios against the faster
 transformers version. transformers 4.x runs in a second interpreter given by --hf4-python.
+"dense" (the dense parts) is the dnabird model with its attention call replaced by a pass-through of v: what a
+step costs without attention, the limit of any attention speed-up on this CPU. The table gives the
+step's time over it (the attention share of a step is 1 − 1 / that) and names the CPU and the
+vector ISA torch's kernels use.
 
     python benchmarks/model.py --hf4-python PATH/TO/venv-with-transformers-4/bin/python
     python benchmarks/model.py --models tiny --lengths 1024 --repeat 1     # smoke run
@@ -21,7 +25,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("dnabird", "hf")
+KINDS = ("dnabird", "dense-parts", "hf")
 
 
 def _batch(config, length):
@@ -35,12 +39,21 @@ def _batch(config, length):
     return ids, torch.ones_like(ids), labels, torch.tensor([0])
 
 
+def _without_attention() -> None:
+    """Replace the encoder's attention call by a pass-through of v (same shapes, gradients still flow)."""
+    import dnabird.model.encoder
+
+    dnabird.model.encoder.attention = lambda q, k, v, pattern, **options: v
+
+
 def _model_step(kind, config, length):
     """A callable running one forward + backward of the whole pretraining model."""
     import torch
 
     ids, mask, labels, nsp = _batch(config, length)
-    if kind == "dnabird":
+    if kind == "dense-parts":
+        _without_attention()
+    if kind in ("dnabird", "dense-parts"):
         from dnabird.model import PretrainingModel
 
         model = PretrainingModel(config).train()
@@ -61,7 +74,9 @@ def _layer_step(kind, config, length):
 
     x = torch.randn(1, length, config.hidden_size, generator=torch.Generator().manual_seed(0),
                     requires_grad=True)
-    if kind == "dnabird":
+    if kind == "dense-parts":
+        _without_attention()
+    if kind in ("dnabird", "dense-parts"):
         from dnabird.model.encoder import EncoderLayer, materialise
 
         with torch.device("meta"):
@@ -88,10 +103,11 @@ def _layer_step(kind, config, length):
     return step
 
 
-def run_cell(kind: str, what: str, length: int, repeat: int, threads: int) -> dict:
+def run_cell(kind: str, what: str, length: int, repeat: int, threads: int, clock: str = "wall") -> dict:
     """Time one cell in this process; `what` is a preset name or "layer" (bigbird-base's layer)."""
     import torch
 
+    now = time.process_time if clock == "cpu" else time.perf_counter
     from dnabird.model.config import preset
 
     torch.set_num_threads(threads)
@@ -99,10 +115,10 @@ def run_cell(kind: str, what: str, length: int, repeat: int, threads: int) -> di
     step = (_layer_step if what == "layer" else _model_step)(kind, config, length)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # model and inputs built, no step yet
     step(0)  # warm-up
-    start = time.perf_counter()
+    start = now()
     for i in range(repeat):
         step(i + 1)
-    seconds = (time.perf_counter() - start) / repeat
+    seconds = (now() - start) / repeat
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     version = "dnabird"
     if kind == "hf":
@@ -112,10 +128,10 @@ def run_cell(kind: str, what: str, length: int, repeat: int, threads: int) -> di
     return {"seconds": seconds, "tokens_per_s": length / seconds, "peak_mb": peak / 1024, "version": version}
 
 
-def _spawn(python: str, kind: str, what: str, length: int, repeat: int, threads: int) -> dict | str:
+def _spawn(python: str, kind: str, what: str, length: int, repeat: int, threads: int, clock: str) -> dict | str:
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS=str(threads))
     cmd = [python, str(Path(__file__).resolve()), "--cell", kind, what, str(length), "--repeat", str(repeat),
-           "--threads", str(threads)]
+           "--threads", str(threads), "--clock", clock]
     result = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         return "OOM" if result.returncode in (-9, 137) else f"failed ({result.stderr.strip().splitlines()[-1:]})"
@@ -129,33 +145,42 @@ def main(argv=None) -> int:
     parser.add_argument("--lengths", nargs="+", type=int, default=[1024, 4096])
     parser.add_argument("--repeat", type=int, default=2, help="timed steps per cell (after one warm-up)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time steps by the wall clock, or by the process's CPU time (use with --threads 1)")
     parser.add_argument("--hf4-python", help="interpreter with transformers 4.x (e.g. 4.57.6); omit to skip")
     parser.add_argument("--cell", nargs=3, metavar=("KIND", "WHAT", "LENGTH"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cell:
         kind, what, length = args.cell
-        print(json.dumps(run_cell(kind, what, int(length), args.repeat, args.threads)))
+        print(json.dumps(run_cell(kind, what, int(length), args.repeat, args.threads, args.clock)))
         return 0
-    runners = [("dnabird", "dnabird", sys.executable), ("hf5", "hf", sys.executable)]
+    from dnabird.provenance import cpu_description
+
+    runners = [("dnabird", "dnabird", sys.executable), ("dense", "dense-parts", sys.executable),
+               ("hf5", "hf", sys.executable)]
     if args.hf4_python:
         runners.append(("hf4", "hf", args.hf4_python))
     header = f"{'model':<13}{'L':>6}" + "".join(f"{name + ' tok/s':>16}{name + ' MB':>11}" for name, _, _ in runners)
-    print(f"forward+backward, batch 1, {args.threads} threads, fp32, CPU; MB = peak RSS added by the steps "
-          "(activations, gradients)")
-    print(header + f"{'speed-up vs faster HF':>23}")
+    described = cpu_description()
+    print(f"forward+backward, batch 1, {args.threads} threads, {args.clock} clock, fp32, on {described['cpu']}; "
+          f"torch's kernels: {described['cpu kernels']}; MB = peak RSS added by the steps (activations, gradients)")
+    print(header + f"{'speed-up vs faster HF':>23}{'step / dense parts':>20}")
     for what in args.models:
         for length in args.lengths:
-            cells = {name: _spawn(py, kind, what, length, args.repeat, args.threads) for name, kind, py in runners}
+            cells = {name: _spawn(py, kind, what, length, args.repeat, args.threads, args.clock)
+                     for name, kind, py in runners}
             row = f"{what:<13}{length:>6}"
             for name, _, _ in runners:
                 cell = cells[name]
                 row += (f"{cell['tokens_per_s']:>16.0f}{cell['peak_mb']:>11.0f}" if isinstance(cell, dict)
                         else f"{cell:>27}")
-            hf = [c["tokens_per_s"] for n, c in cells.items() if n != "dnabird" and isinstance(c, dict)]
-            ours = cells["dnabird"]
+            hf = [c["tokens_per_s"] for n, c in cells.items() if n.startswith("hf") and isinstance(c, dict)]
+            ours, dense = cells["dnabird"], cells["dense"]
             ratio = f"{ours['tokens_per_s'] / max(hf):.2f}x" if hf and isinstance(ours, dict) else "n/a"
-            print(row + f"{ratio:>23}", flush=True)
-    versions = {name: c["version"] for name, c in cells.items() if isinstance(c, dict)}
+            share = f"{dense['tokens_per_s'] / ours['tokens_per_s']:.2f}x" \
+                if isinstance(ours, dict) and isinstance(dense, dict) else "n/a"
+            print(row + f"{ratio:>23}{share:>20}", flush=True)
+    versions = {name: c["version"] for name, c in cells.items() if isinstance(c, dict) and name.startswith("hf")}
     print("versions:", versions)
     return 0
 

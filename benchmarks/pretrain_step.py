@@ -120,6 +120,10 @@ def main() -> None:
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     header = f"{'device':<6} {'model':<13} {'tokens':>6} {'impl':<8} {'tokens/s':>10} {'peak MiB':>9} {'MFU':>6} " \
              f"{'vs HF':>6}"
+    from dnabird.provenance import cpu_description
+
+    described = cpu_description()
+    print(f"cpu rows on {described['cpu']}; torch's kernels: {described['cpu kernels']}")
     print(header)
     print("-" * len(header))
     for device in devices:

@@ -3,9 +3,35 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 
 PACKAGES = ("dnabird", "torch", "numpy", "sentencepiece", "pyfaidx", "h5py", "xformers")
+# environment variables that cap the vector instructions of torch's own, MKL's and oneDNN's CPU kernels
+ISA_CAPS = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
+
+
+def cpu_description() -> dict[str, str]:
+    """The CPU model, its widest vector instructions, and those torch's CPU kernels use (with any caps set)."""
+    import torch
+
+    model, flags = platform.processor() or "unknown", set()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                key, _, value = (part.strip() for part in line.partition(":"))
+                if key == "model name":
+                    model = value
+                elif key == "flags":
+                    flags = set(value.split())
+                    break
+    except OSError:  # not Linux: the model from platform, the instructions unknown
+        pass
+    widest = next((name for flag, name in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("neon", "NEON"))
+                   if flag in flags), "unknown")
+    caps = [f"{name}={os.environ[name]}" for name in ISA_CAPS if name in os.environ]
+    used = torch.backends.cpu.get_cpu_capability() + (f" ({', '.join(caps)})" if caps else "")
+    return {"cpu": f"{model}, {os.cpu_count()} cores, {widest}", "cpu kernels": used}
 
 
 def versions() -> dict[str, str]:
@@ -19,5 +45,6 @@ def versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             report[package] = "not installed"
     report["cuda"] = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    report.update(cpu_description())
     report["cpu threads"] = str(torch.get_num_threads())
     return report

@@ -1,8 +1,10 @@
+import os
 import re
 import subprocess
 import sys
 
 import pytest
+import torch
 
 from dnabird.cli import main
 from dnabird.errors import InputFormatError, ParameterError
@@ -19,10 +21,12 @@ def test_help_lists_every_command_in_workflow_order(capsys):
     assert listed == WORKFLOW
 
 
-def test_python_dash_m_runs_info():
+def test_python_dash_m_runs_info_and_names_the_cpu_kernels_in_use():
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="default")  # torch's kernels capped to no vector extension
     result = subprocess.run([sys.executable, "-m", "dnabird", "info"], capture_output=True, text=True,
-                            check=True)
-    assert "torch" in result.stdout and "python" in result.stdout
+                            check=True, env=env)
+    assert f"torch: {torch.__version__}" in result.stdout and "python" in result.stdout
+    assert "cpu kernels: DEFAULT (ATEN_CPU_CAPABILITY=default)" in result.stdout
 
 
 def test_no_command_prints_help_and_fails(capsys):

@@ -6,8 +6,13 @@ Handles the `bert.` prefix of head models, the bare-Linear `pooler.weight`, and 
 weight/bias that are tied (and absent from the saved file).
 
 Behaviour notes: imported block-sparse models use the `hf` random-block placement with seeds
-`layer index` (Hugging Face's fixed training plan). Hugging Face's silent switch to full attention at
-≤ (5 + 2r)·b tokens and its all-zero random blocks in eval mode are not reproduced.
+`layer index` (Hugging Face's fixed training plan); their outputs equal transformers' in train mode
+at (block-padded) lengths above (5 + 2r)·b tokens other than 1024, where
+`max_position_embeddings` = 4096 also for 3072 and 4096 tokens. Not reproduced, and warned
+about at import: transformers' switch to full attention at ≤ (5 + 2r)·b tokens, its all-zero
+random blocks in eval mode, its twice-counted block where its paper plan repeats the last
+global block (1024 tokens), and its paper plan drawn for `max_position_embeddings` tokens.
+Export refuses models whose random blocks transformers would not draw (see `to_hf_bigbird`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from dnabird.attention.random_blocks import PAPER_PLAN_LENGTH
 from dnabird.errors import CheckpointError, ConfigError
 from dnabird.io import atomic_output, write_json_atomic
 from dnabird.model.checkpoint import load_weights
@@ -89,6 +95,7 @@ def config_from_hf(hf: dict) -> EncoderConfig:
         pattern = {"type": "bigbird_itc", "block_size": hf["block_size"],
                    "window_blocks": 3, "num_random_blocks": hf["num_random_blocks"], "random_mode": "hf"}
         attention_dropout = SPARSE_ATTENTION_DROPOUT  # transformers' block-sparse path ignores the setting
+        log.warning("%s", block_sparse_differences(hf))
     return EncoderConfig(
         vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"], num_layers=hf["num_hidden_layers"],
         num_heads=heads, intermediate_size=hf["intermediate_size"],
@@ -98,6 +105,20 @@ def config_from_hf(hf: dict) -> EncoderConfig:
         pad_token_id=hf.get("pad_token_id") or 0, attention=pattern, attention_bias=hf.get("use_bias", True),
         embedding_dropout_before_norm=True, base_seed=0, reseed_each_step=False,
         initializer_range=hf.get("initializer_range", 0.02))
+
+
+def block_sparse_differences(hf: dict) -> str:
+    """Where an imported block-sparse model's outputs differ from transformers' (one sentence per case)."""
+    short = (5 + 2 * hf["num_random_blocks"]) * hf["block_size"]
+    cases = ["in eval mode (transformers then reads block 0, a global block, in place of every random block)",
+             f"at lengths ≤ {short} tokens (transformers switches the model to full attention, for good)",
+             "at 1024 tokens (transformers' paper plan may repeat the last global block, which it counts twice)"]
+    if hf["max_position_embeddings"] != PAPER_PLAN_LENGTH:
+        cases.append(f"at 3072 and 4096 tokens (transformers draws them from a plan for max_position_embeddings="
+                     f"{hf['max_position_embeddings']} tokens, dnabird's 'hf' mode from the paper's "
+                     f"{PAPER_PLAN_LENGTH})")
+    return ("Hugging Face block-sparse BigBird: outputs match transformers in train mode only; they differ "
+            + "; ".join(cases) + ".")
 
 
 def _read_hf_dir(directory: Path) -> tuple[dict, dict[str, torch.Tensor]]:
@@ -201,13 +222,37 @@ def hf_config_dict(config: EncoderConfig) -> dict:
         "tie_word_embeddings": True, **attention}
 
 
-def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike) -> Path:
+def random_block_mismatches(config: EncoderConfig) -> list[str]:
+    """Settings of `config` under which transformers would draw other random blocks than the model's."""
+    pattern = config.pattern()
+    if pattern.type_name != "bigbird_itc" or pattern.num_random_blocks == 0:
+        return []
+    found = []
+    if pattern.random_mode != "hf":
+        found.append(f"random_mode={pattern.random_mode!r} (transformers places them as random_mode='hf')")
+    if config.reseed_each_step:
+        found.append("reseed_each_step=True (transformers keeps each layer's random blocks fixed)")
+    if config.base_seed:
+        found.append(f"base_seed={config.base_seed} (transformers seeds layer i with i, as base_seed=0)")
+    return found
+
+
+def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, strict: bool = True) -> Path:
     """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors).
 
-    Only ITC (3-block window) and full patterns have a Hugging Face equivalent; Hugging Face draws
-    its own random blocks (the `hf` placement).
+    Only ITC (3-block window) and full patterns have a Hugging Face equivalent. transformers draws
+    its own random blocks: a block-sparse model is refused unless it uses the same ones (random_mode
+    'hf', reseed_each_step=False, base_seed=0); `strict=False` exports it anyway, with a warning,
+    and transformers' outputs will differ. Even then block-sparse outputs match only in train mode
+    (see the module notes).
     """
     hf_config = hf_config_dict(model.config)
+    mismatches = random_block_mismatches(model.config)
+    if mismatches:
+        message = ("transformers cannot reproduce this model's random attention blocks: " + "; ".join(mismatches))
+        if strict:
+            raise ConfigError(f"{message}. Pass strict=False to export anyway (transformers' outputs will differ)")
+        log.warning("%s; exporting anyway (strict=False): transformers' outputs will differ", message)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}

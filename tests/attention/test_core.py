@@ -76,6 +76,26 @@ def test_gradients_match_dense_backend(name):
         assert (got - want).abs().max() <= 1e-5
 
 
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_one_head_size_gradients_match_dense_reference(name):
+    """q, k and v of one head size, where CPU SDPA runs its flash kernels (other sizes take its math path)."""
+    pattern = PATTERNS[name]
+    q, k, v, kpm = inputs(176, d_v=16, seed=6)
+    for t in (q, k, v):
+        t.requires_grad_(True)
+    out = attention(q, k, v, pattern, key_padding_mask=kpm, seed=3, backend="sdpa")
+    weights = torch.linspace(-1, 1, out.numel()).view_as(out)
+    (out * weights).sum().backward()
+    got = (q.grad, k.grad, v.grad)
+    for t in (q, k, v):
+        t.grad = None
+    expected = reference(q, k, v, pattern.dense_mask(176, seed=3), kpm)
+    (expected * weights).sum().backward()
+    assert (out - expected).abs().max() <= 1e-5
+    for g, want in zip(got, (q.grad, k.grad, v.grad), strict=True):
+        assert (g - want).abs().max() <= 1e-4
+
+
 @pytest.mark.parametrize("name", sorted(set(PATTERNS) - {"full"}))
 def test_groups_cut_into_chunks_match_dense_reference(monkeypatch, name):
     """A tiny byte budget cuts every group into chunks of a few query blocks: outputs and gradients hold."""

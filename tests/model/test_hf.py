@@ -1,28 +1,29 @@
 """Hugging Face BigBird import/export, with output parity through `save_pretrained` directories."""
 
 import json
+import logging
 
 import pytest
 import torch
 
-from dnabird.errors import CheckpointError
+from dnabird.errors import CheckpointError, ConfigError
 from dnabird.model import from_hf_bigbird, to_hf_bigbird
 
 transformers = pytest.importorskip("transformers")
 from transformers import BigBirdConfig, BigBirdForMaskedLM, BigBirdForPreTraining, BigBirdModel  # noqa: E402
 
 
-def hf_config(attention_type, attention_dropout=0.0):
+def hf_config(attention_type, attention_dropout=0.0, max_positions=2048):
     return BigBirdConfig(vocab_size=120, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                         intermediate_size=128, max_position_embeddings=2048, hidden_dropout_prob=0.0,
+                         intermediate_size=128, max_position_embeddings=max_positions, hidden_dropout_prob=0.0,
                          attention_probs_dropout_prob=attention_dropout, attention_type=attention_type,
                          block_size=64, num_random_blocks=3, initializer_range=0.1)
 
 
-def build(cls, attention_type, seed=0, attention_dropout=0.0):
+def build(cls, attention_type, seed=0, attention_dropout=0.0, max_positions=2048):
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        return cls(hf_config(attention_type, attention_dropout))
+        return cls(hf_config(attention_type, attention_dropout, max_positions))
 
 
 def inputs(length, padded_from):
@@ -104,6 +105,79 @@ def test_import_from_objects_without_all_heads(cls):
         with torch.no_grad():
             logits = hf_model(input_ids=ids, attention_mask=mask, token_type_ids=segments).logits
         torch.testing.assert_close(ours(ids, mask, segments).mlm_logits[real], logits[real], rtol=0, atol=1e-4)
+
+
+def logit_difference(hf_model, ours, length, train):
+    """Largest |logit| difference on one unpadded sequence of `length` tokens."""
+    ids = torch.randint(5, 120, (1, length), generator=torch.Generator().manual_seed(2))
+    hf_model.train(train)
+    ours.train(train)
+    with torch.no_grad():
+        return (hf_model(input_ids=ids).prediction_logits - ours(ids).mlm_logits).abs().max().item()
+
+
+@pytest.mark.parametrize("max_positions, length, train, case", [
+    (4096, 896, False, "in eval mode"),
+    (4096, 704, True, "at lengths ≤ 704 tokens"),
+    (4096, 1024, True, "at 1024 tokens"),
+    (8192, 3072, True, "max_position_embeddings=8192"),
+])
+def test_block_sparse_import_warns_of_each_case_where_outputs_differ(caplog, max_positions, length, train, case):
+    hf_model = build(BigBirdForPreTraining, "block_sparse", max_positions=max_positions)
+    with caplog.at_level(logging.WARNING, logger="dnabird.model.hf"):
+        ours = from_hf_bigbird(hf_model)
+    assert case in caplog.text
+    assert logit_difference(hf_model, ours, length, train) > 1e-3  # the warned case does differ
+
+
+def test_block_sparse_import_warns_only_of_what_differs(caplog):
+    """At max_position_embeddings = 4096 the paper's lengths 3072 and 4096 match in train mode."""
+    hf_model = build(BigBirdForPreTraining, "block_sparse", max_positions=4096)
+    with caplog.at_level(logging.WARNING, logger="dnabird.model.hf"):
+        ours = from_hf_bigbird(hf_model)
+    assert "in eval mode" in caplog.text and "max_position_embeddings" not in caplog.text
+    assert logit_difference(hf_model, ours, 3072, True) < 1e-4
+    assert logit_difference(hf_model, ours, 4096, True) < 1e-4
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="dnabird.model.hf"):
+        from_hf_bigbird(build(BigBirdForPreTraining, "original_full"))
+    assert not caplog.records  # full attention matches everywhere
+
+
+def test_block_sparse_export_reproduces_in_transformers_train_mode(tmp_path):
+    ours = from_hf_bigbird(build(BigBirdForPreTraining, "block_sparse", seed=5))
+    to_hf_bigbird(ours, tmp_path / "exported")
+    reloaded = BigBirdForPreTraining.from_pretrained(tmp_path / "exported")
+    compare(reloaded, ours, 896, 850, train=True)
+
+
+def with_setting(model, setting, value):
+    if setting == "random_mode":
+        model.config.attention["random_mode"] = value
+    else:
+        setattr(model.config, setting, value)
+    return model
+
+
+@pytest.mark.parametrize("setting, value, named", [
+    ("random_mode", "uniform", "random_mode='uniform'"),
+    ("reseed_each_step", True, "reseed_each_step=True"),
+    ("base_seed", 3, "base_seed=3"),
+])
+def test_export_refuses_random_blocks_transformers_would_not_draw(tmp_path, setting, value, named):
+    ours = with_setting(from_hf_bigbird(build(BigBirdForPreTraining, "block_sparse")), setting, value)
+    with pytest.raises(ConfigError, match=named):
+        to_hf_bigbird(ours, tmp_path / "refused")
+    assert not (tmp_path / "refused").exists()
+
+
+def test_export_with_strict_false_warns_and_transformers_differs(tmp_path, caplog):
+    ours = with_setting(from_hf_bigbird(build(BigBirdForPreTraining, "block_sparse")), "random_mode", "uniform")
+    with caplog.at_level(logging.WARNING, logger="dnabird.model.hf"):
+        to_hf_bigbird(ours, tmp_path / "exported", strict=False)
+    assert "random_mode='uniform'" in caplog.text
+    reloaded = BigBirdForPreTraining.from_pretrained(tmp_path / "exported")
+    assert logit_difference(reloaded, ours, 896, True) > 1e-3  # the warning is true
 
 
 def test_export_loads_in_transformers(tmp_path):

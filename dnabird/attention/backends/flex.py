@@ -3,29 +3,41 @@
 The BlockMask tiles are the pattern's blocks: tiles where every query may read every key
 are "full" (no per-token work), the others are "partial" and consult a `mask_mod` built
 from the same rules as `Pattern.mask_from_layout` (token rule, global tokens, causality,
-key padding). `flex_attention` is compiled once per process (`dynamic=False`). In torch
-2.13 its backward does not run on CPU, so on CPU this backend serves inference only.
+key padding). `flex_attention` is compiled once per shape, so a call runs at a bucket length
+(the layout's blocks rounded up to a power of two; the extra blocks are empty, and skipped):
+compiled per length, torch would give up recompiling after 8 shapes and fall back to eager
+FlexAttention, which builds the full L×L score matrix. Where even the buckets exhaust its cache
+the call fails with `BackendUnavailableError` instead. (A dynamic length would need one kernel,
+but torch 2.13's CPU template miscompiles mask_mods that read buffers of a dynamic size.)
+In torch 2.13 its backward does not run on CPU, so on CPU this backend serves inference only,
+in the dtypes of its CPU kernel (float32, float16, bfloat16).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import shutil
 
 import torch
+import torch.nn.functional as F
 
 from dnabird.attention.backends.base import Backend
 from dnabird.attention.backends.gather import dense_rows
 from dnabird.attention.backends.sdpa import sdpa_kernel
+from dnabird.attention.patterns import BlockLayout
+from dnabird.errors import BackendUnavailableError
 
 FULL_TILE = 128  # tile of full-attention layouts (their block size may be 1 token)
 CUDA_TILE_MULTIPLE = 16  # Triton's smallest matrix tile
+CPU_DTYPES = (torch.float32, torch.float16, torch.bfloat16)  # FlexAttention's CPU kernel (torch 2.13)
+COMPILED_SHAPES = 64  # kernels kept per process (torch's default, 8, is soon spent by buckets x batch sizes)
 
 
 @functools.cache
 def compiled_flex_attention():
-    """`flex_attention` compiled once per process; eager FlexAttention materialises all scores."""
+    """`flex_attention` compiled (once per shape; eager FlexAttention materialises all scores)."""
     from torch.nn.attention.flex_attention import flex_attention
 
     return torch.compile(flex_attention, dynamic=False)
@@ -40,6 +52,39 @@ def _cpu_compiler_missing() -> bool:
         return shutil.which(get_cpp_compiler()) is None
     except Exception:  # noqa: BLE001 - any failure to find one means there is none to use
         return True
+
+
+def bucket_length(call) -> int:
+    """The length `call` runs at: its tiles (blocks, or `FULL_TILE` for full layouts) rounded up to a
+    power of two, so a process meets few shapes."""
+    tile = FULL_TILE if bool(call.layout.global_rows.all()) else call.layout.block_size
+    tiles = -(-call.padded_length // tile)
+    return tile * (1 << (tiles - 1).bit_length())
+
+
+def to_bucket(call):
+    """`call` padded to `bucket_length(call)`: padding keys (masked), and for sparse layouts empty
+    query and key blocks (no key block is read by or from them)."""
+    length, bucket = call.padded_length, bucket_length(call)
+    if bucket == length:
+        return call
+    extra = bucket - length
+    kpm = call.key_padding_mask
+    if kpm is None:
+        kpm = torch.ones(call.q.shape[0], length, dtype=torch.bool, device=call.q.device)
+    layout = call.layout
+    if not bool(layout.global_rows.all()):
+        blocks = extra // layout.block_size
+        layout = BlockLayout(layout.block_size, layout.num_blocks + blocks,
+                             F.pad(layout.global_rows, (0, blocks), value=False),
+                             F.pad(layout.key_blocks, (0, 0, 0, blocks), value=-1))
+
+    def pad(x):
+        return F.pad(x, (0, 0, 0, extra))
+
+    return dataclasses.replace(call, q=pad(call.q), k=pad(call.k), v=pad(call.v), layout=layout,
+                               key_padding_mask=F.pad(kpm, (0, extra), value=False),
+                               global_qkv=None if call.global_qkv is None else tuple(map(pad, call.global_qkv)))
 
 
 def _needs_grad(call) -> bool:
@@ -152,14 +197,17 @@ def build_block_mask(call):
     if call.causal:
         tiles &= torch.ones(n, n, dtype=torch.bool).tril()
     tiles = tiles.to(call.q.device)
+    if kpm is not None:  # skip tiles of padding only (padded query rows come back as zeros anyway)
+        padded = F.pad(kpm, (0, n * tile - length), value=False).view(kpm.shape[0], n, tile)
+        real = padded.any(-1)
+        tiles = tiles & real[:, None, :, None] & real[:, None, None, :]
     mask_mod, only_padding = _mask_mod(call)
     kwargs = {"BLOCK_SIZE": tile, "seq_lengths": (length, length), "mask_mod": mask_mod,
               "compute_q_blocks": _needs_grad(call)}  # the transposed tables serve only the backward
     if mask_mod is None or only_padding:
         full = tiles
         if mask_mod is not None:  # tiles whose keys are all real need no per-token check
-            padded = torch.nn.functional.pad(kpm, (0, n * tile - length), value=False)
-            full = tiles & padded.view(kpm.shape[0], 1, 1, n, tile).all(-1)
+            full = tiles & padded.all(-1)[:, None, None, :]
         counts, indices = block_tables(tiles & ~full)
         full_counts, full_indices = block_tables(full)
         return BlockMask.from_kv_blocks(counts, indices, full_counts, full_indices, **kwargs)
@@ -181,6 +229,9 @@ class FlexBackend(Backend):
             reasons.append(f"FlexAttention on CUDA needs a block size that is a multiple of {CUDA_TILE_MULTIPLE} "
                            f"(got {call.layout.block_size})")
         if call.q.device.type == "cpu":
+            if call.q.dtype not in CPU_DTYPES:
+                reasons.append(f"FlexAttention's CPU kernel takes {', '.join(map(str, CPU_DTYPES))}, "
+                               f"not {call.q.dtype}")
             if _needs_grad(call):
                 reasons.append("FlexAttention's backward does not run on CPU in torch 2.13: use it for "
                                "inference (under torch.no_grad()) or use backend='sdpa' to train")
@@ -189,15 +240,23 @@ class FlexBackend(Backend):
         return reasons
 
     def run(self, call):
+        length = call.padded_length
+        call = to_bucket(call)
         q, k, v = call.q, call.k, call.v
         if not torch.is_grad_enabled():  # flex refuses CPU inputs that require grad even under no_grad
             q, k, v = q.detach(), k.detach(), v.detach()
         block_mask = build_block_mask(call)
-        out = compiled_flex_attention()(q, k, v, block_mask=block_mask, scale=call.scale,
-                                        kernel_options=kernel_options(call, block_mask))
+        try:
+            with torch._dynamo.config.patch(recompile_limit=COMPILED_SHAPES, fail_on_recompile_limit_hit=True):
+                out = compiled_flex_attention()(q, k, v, block_mask=block_mask, scale=call.scale,
+                                                kernel_options=kernel_options(call, block_mask))
+        except torch._dynamo.exc.FailOnRecompileLimitHit:
+            raise BackendUnavailableError("flex", [
+                f"this process compiled FlexAttention for {COMPILED_SHAPES} shapes already; eager FlexAttention "
+                "would build the L×L score matrix (use backend='sdpa', or fewer batch sizes and lengths)"]) from None
         globals_ = call.global_tokens
         if call.global_qkv is not None and globals_.numel():  # separate projections for global rows
             gq, gk, gv = call.global_qkv
             rows = dense_rows(gq[:, :, globals_], gk, gv, call.key_padding_mask, globals_, call, sdpa_kernel)
             out = out.index_copy(2, globals_, rows)
-        return out
+        return out[:, :, :length]

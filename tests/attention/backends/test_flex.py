@@ -1,4 +1,8 @@
-"""The flex backend: forward parity with an independent dense reference, and its CPU refusals."""
+"""The flex backend: forward parity with an independent dense reference, its CPU refusals, and one
+compiled kernel for every length (no fall-back to eager FlexAttention's L×L score matrix)."""
+
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -72,6 +76,12 @@ def test_backward_on_cpu_is_refused_with_the_reason():
     assert "backward does not run on CPU" in str(err.value)
 
 
+def test_float64_on_cpu_is_refused_with_the_reason():
+    q, k, v, _ = inputs()
+    with torch.no_grad(), pytest.raises(BackendUnavailableError, match="not torch.float64"):
+        attention(q.double(), k.double(), v.double(), BigBirdITC(3, block_size=16), backend="flex")
+
+
 def test_dropout_is_refused():
     q, k, v, _ = inputs()
     with torch.no_grad(), pytest.raises(BackendUnavailableError, match="dropout"):
@@ -82,3 +92,45 @@ def test_auto_never_chooses_flex():
     from dnabird.attention.backends import AUTO_ORDER
 
     assert all("flex" not in order for order in AUTO_ORDER.values())
+
+
+LENGTHS_PROBE = """
+import sys, torch
+from dnabird.attention import BigBirdITC, attention
+torch.set_num_threads(1)
+def mapped(field):
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) * 1024 for line in status if line.startswith(field + ":"))
+pattern = BigBirdITC(4, block_size=64, num_random_blocks=3)
+g = torch.Generator().manual_seed(0)
+with torch.no_grad():
+    for length in range(1000, 1000 + 9 * 100, 100):  # nine new lengths: torch recompiles a static kernel 8 times
+        q = torch.randn(1, 4, length, 16, generator=g)
+        attention(q, q, q, pattern, backend="flex")
+    q, k, v = (torch.randn(1, 4, 8192, 16, generator=g) for _ in range(3))
+    before = mapped("VmSize")
+    attention(q, k, v, pattern, backend="flex")
+    print(mapped("VmPeak") - before)
+"""
+
+
+@pytest.mark.slow
+def test_ten_lengths_keep_memory_linear():
+    """The tenth new length still runs the compiled kernel: its peak memory stays far below L×L scores."""
+    done = subprocess.run([sys.executable, "-c", LENGTHS_PROBE], capture_output=True, text=True, check=True)
+    growth = int(done.stdout.strip().splitlines()[-1])
+    scores = 4 * 8192 * 8192 * 4  # fp32 scores of the 4 heads
+    assert growth < scores / 10, f"{growth / 2**20:.0f} MiB at L 8192 after nine other lengths"
+
+
+@pytest.mark.slow
+def test_a_full_kernel_cache_is_refused_not_run_eagerly(monkeypatch):
+    """Past its compiled shapes the backend says so instead of running eager FlexAttention (L×L scores)."""
+    from dnabird.attention.backends import flex
+
+    monkeypatch.setattr(flex, "COMPILED_SHAPES", 1)
+    pattern = BigBirdITC(3, block_size=16)
+    with torch.no_grad(), pytest.raises(BackendUnavailableError, match="compiled FlexAttention for 1 shapes"):
+        for length in (300, 700):  # two buckets: 512 and 1024 tokens
+            q, k, v, _ = inputs(length=length)
+            attention(q, k, v, pattern, backend="flex")
