@@ -1,4 +1,5 @@
-"""`TaskSpec`: the schema of the `task.json` a task module writes beside a fine-tuned checkpoint."""
+"""`TaskSpec`: the schema of the `task.json` a task module writes beside a fine-tuned checkpoint, and
+`Anchor`, the grammar of its `anchor` field (where an input window sits relative to its feature)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,60 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.config import reject_unknown_keys
-from dnabird.errors import CheckpointError, ConfigError
+from dnabird.errors import CheckpointError, ConfigError, ParameterError
 from dnabird.io import write_text_atomic
 
 PROBLEMS = ("binary", "multiclass", "multilabel")
 STRAND_RULES = ("forward", "feature", "both")
+_TSS_ANCHOR = re.compile(r"tss:-(\d+):\+(\d+)")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Where a window sits relative to its feature; `parse_anchor` reads the text form.
+
+    - "tss:-U:+D" (kind "tss"): U bp upstream and D bp downstream of a stranded site, read 5'→3' on the
+      site's strand; the site is at window index U, the window is U + D bp. On "+" the window is
+      [p − U, p + D); on "−" it is the reverse complement of [p − D + 1, p + U + 1).
+    - "centre": a window of the task's `window_length` L centred on a point p: [p − L // 2, p − L // 2 + L),
+      so p is at index L // 2 (Selene's convention).
+    """
+
+    kind: str
+    upstream: int = 0
+    downstream: int = 0
+
+    @property
+    def length(self) -> int | None:
+        """Window length fixed by the anchor itself ("tss"), None for "centre"."""
+        return self.upstream + self.downstream if self.kind == "tss" else None
+
+    def interval(self, position: int, strand: str = "+", length: int | None = None) -> tuple[int, int]:
+        """0-based half-open genomic [start, end) of the window around `position` (0-based) on `strand`."""
+        if self.kind == "centre":
+            if length is None or length < 1:
+                raise ConfigError(f"anchor 'centre' needs a window length in bp, got {length!r}")
+            start = position - length // 2
+            return start, start + length
+        if strand == "+":
+            return position - self.upstream, position + self.downstream
+        if strand == "-":
+            return position - self.downstream + 1, position + self.upstream + 1
+        raise ParameterError("strand", strand, "'+' or '-'")
+
+    def __str__(self) -> str:
+        return f"tss:-{self.upstream}:+{self.downstream}" if self.kind == "tss" else self.kind
+
+
+def parse_anchor(text: str) -> Anchor:
+    """An `Anchor` from its text form, "tss:-U:+D" (e.g. "tss:-5000:+3000") or "centre"."""
+    if text == "centre":
+        return Anchor("centre")
+    match = _TSS_ANCHOR.fullmatch(text) if isinstance(text, str) else None
+    if match is None or int(match[1]) + int(match[2]) == 0:
+        raise ConfigError(f"anchor {text!r} is invalid: expected 'centre' or 'tss:-U:+D' with U, D bp "
+                          "(e.g. 'tss:-5000:+3000')")
+    return Anchor("tss", int(match[1]), int(match[2]))
 
 
 @dataclass(frozen=True)
@@ -26,7 +76,8 @@ class TaskSpec:
     label_groups: optional named groups of labels (e.g. DeepSEA's "DNase", "TF", "HM"), by label name.
     eval_length: the fixed padded token length used for evaluation and scoring.
     window_length: input window in bp (None for text tasks).
-    anchor: where the window sits relative to its feature (e.g. "tss:-5000:+3000", "centre").
+    anchor: where the window sits relative to its feature, in `Anchor`'s grammar ("tss:-5000:+3000",
+        "centre"); a "tss" anchor fixes window_length, "centre" needs one.
     strand_rule: "forward" (always + strand), "feature" (the feature's strand) or "both" (RC-averaged).
     tokenizer_hash: sha256 (hex) of the tokenizer model the inputs were encoded with.
     """
@@ -63,6 +114,12 @@ class TaskSpec:
         window = self.window_length
         if window is not None and (not isinstance(window, int) or window < 1):
             bad("window_length", "a positive integer number of bp, or null")
+        if self.anchor is not None:
+            anchor = parse_anchor(self.anchor)
+            if anchor.length is not None and window != anchor.length:
+                bad("window_length", f"{anchor.length} bp, the length anchor {self.anchor!r} spans")
+            if anchor.kind == "centre" and window is None:
+                bad("window_length", "a length in bp for a 'centre' anchor")
         if self.strand_rule not in STRAND_RULES:
             bad("strand_rule", f"one of {STRAND_RULES}")
         if self.tokenizer_hash is not None and not re.fullmatch(r"[0-9a-f]{64}", str(self.tokenizer_hash)):
@@ -78,6 +135,12 @@ class TaskSpec:
     @property
     def num_outputs(self) -> int:
         return len(self.labels)
+
+    def window(self, position: int, strand: str = "+") -> tuple[int, int]:
+        """Genomic [start, end) of the input window around `position` (see `Anchor.interval`)."""
+        if self.anchor is None:
+            raise ConfigError(f"task {self.task!r} has no anchor: its inputs are not genomic windows")
+        return parse_anchor(self.anchor).interval(position, strand, self.window_length)
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
