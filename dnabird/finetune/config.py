@@ -1,0 +1,72 @@
+"""`FinetuneConfig`: the settings every fine-tuning run states explicitly (a task's config adds `data`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dnabird.errors import ParameterError
+from dnabird.finetune.metrics import BINARY_METRICS, LOWER_IS_BETTER
+from dnabird.train import TrainConfig
+
+FROM_SCRATCH = "none"
+
+
+@dataclass
+class FinetuneConfig:
+    """Settings of one fine-tuning run; nothing is inherited silently from the pretraining checkpoint.
+
+    pretrained: checkpoint directory of a pretrained encoder, or "none" to train the same model from
+        scratch (the baseline beside every pretrained run). Inside `dnabird run`, null means the
+        `pretrain` stage's model.
+    model, model_overrides: the encoder trained from scratch: a preset and `EncoderConfig` fields to
+        change (vocab_size comes from the tokenizer). Ignored with a pretrained checkpoint.
+    tokenizer: the tokenizer `.model` the task's inputs are encoded with. Null: the pretrained checkpoint's
+        (inside `dnabird run`: the `tokenizer` stage's). A checkpoint trained with another tokenizer is an error.
+    dropout, attention_dropout: the encoder's (and head's) dropout while fine-tuning; null keeps the
+        checkpoint's (or the preset's).
+    freeze_encoder: train the classification head only (the encoder's weights stay as loaded).
+    positive_weight: weight of positive targets in the binary / multi-label loss (1: unweighted).
+    epochs: when set, train.max_steps = ceil(epochs × examples per epoch / train.global_batch_size).
+    eval_every: optimizer steps between validations (the last step always validates; 0: only the last).
+    selection_metric: the validation metric that picks the model kept ("loss": lowest; others: highest).
+    eval_batch_size: examples per forward pass when evaluating.
+    bootstrap_resamples: resamples of the test set for each metric's 95 % interval.
+    seed: model initialisation (head; the whole model from scratch), example order, negatives, dropout.
+    train: the loop's settings; `warmup_steps` must be set below `max_steps` (the loop's default of 10,000
+        warmup steps suits pretraining, not a few hundred fine-tuning steps).
+    """
+
+    pretrained: str | None = None
+    model: str = "bigbird-base"
+    model_overrides: dict = field(default_factory=dict)
+    tokenizer: str | None = None
+    dropout: float | None = None
+    attention_dropout: float | None = None
+    freeze_encoder: bool = False
+    positive_weight: float = 1.0
+    epochs: float | None = None
+    eval_every: int = 0
+    selection_metric: str = "auroc"
+    eval_batch_size: int = 8
+    bootstrap_resamples: int = 1000
+    seed: int = 0
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self):
+        if self.positive_weight <= 0:
+            raise ParameterError("positive_weight", self.positive_weight, "a number > 0")
+        if self.epochs is not None and self.epochs <= 0:
+            raise ParameterError("epochs", self.epochs, "a number of epochs > 0, or null to use train.max_steps")
+        if self.eval_every < 0 or self.eval_batch_size < 1 or self.bootstrap_resamples < 1:
+            raise ParameterError("(eval_every, eval_batch_size, bootstrap_resamples)",
+                                 (self.eval_every, self.eval_batch_size, self.bootstrap_resamples),
+                                 "eval_every >= 0, eval_batch_size >= 1, bootstrap_resamples >= 1")
+        known = (*BINARY_METRICS, *LOWER_IS_BETTER, "median_auroc", "median_auprc", "macro_f1")
+        if self.selection_metric not in known:
+            raise ParameterError("selection_metric", self.selection_metric, f"one of {known}")
+
+    def check_schedule(self, max_steps: int) -> None:
+        """Warmup must be stated for fine-tuning: fewer steps than the run has."""
+        if self.train.warmup_steps >= max_steps:
+            raise ParameterError("train.warmup_steps", self.train.warmup_steps,
+                                 f"fewer than the run's {max_steps} steps; set it explicitly for fine-tuning")
