@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "dnabird.commands.pretrain",
     "dnabird.commands.evaluate",
     "dnabird.commands.fetch",
+    "dnabird.commands.finetune",
     "dnabird.commands.corpus",
     "dnabird.commands.import_hf",
     "dnabird.commands.run",

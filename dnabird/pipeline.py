@@ -53,6 +53,7 @@ STAGE_MODULES = (
     "dnabird.stages.tokenizer",
     "dnabird.stages.shards",
     "dnabird.stages.pretrain",
+    "dnabird.stages.promoter",
 )
 PIPELINE_KEYS = ("out_dir", "seed")
 FINGERPRINT_BLOCK = 1 << 20

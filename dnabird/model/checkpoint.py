@@ -134,18 +134,22 @@ def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
     return model
 
 
-def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
-                                seed: int = 0) -> tuple[torch.nn.Module, LoadReport]:
+def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *, seed: int = 0,
+                                overrides: dict | None = None) -> tuple[torch.nn.Module, LoadReport]:
     """A `SequenceClassifier` for `head` whose encoder (and pooler) come from the checkpoint in `directory`.
 
     Pretraining heads (MLM, NSP) are dropped and the new classifier is initialised from `seed`; the
-    returned `LoadReport` lists each group, and it is logged.
+    returned `LoadReport` lists each group, and it is logged. `overrides` changes fields of the stored
+    `EncoderConfig` that leave the weights' shapes alone (e.g. dropout for fine-tuning).
     """
     from dnabird.model.heads import SequenceClassifier
 
     if not isinstance(head, TaskSpec):
         raise ParameterError("head", head, "a TaskSpec describing the new head")
-    model = SequenceClassifier(read_config(directory), head.num_outputs, problem=head.problem, seed=seed)
+    config = read_config(directory)
+    if overrides:
+        config = EncoderConfig.from_dict({**config.to_dict(), **overrides}, source=f"overrides of {directory}")
+    model = SequenceClassifier(config, head.num_outputs, problem=head.problem, seed=seed)
     stored = read_tensors(directory)
     tensors = {k: v for k, v in stored.items() if k.startswith("encoder.")}
     dropped = sorted(set(stored) - set(tensors))

@@ -166,8 +166,9 @@ def _encode(sequences: list[np.ndarray], tokenizer, block_size: int, length: int
     return ids.astype(np.int32)
 
 
-def _windows(config: PromoterData, sites: list[Site], genome: Genome, counts: Counter):
-    """(site on the genome's contig name, start, end, GC, sequence) of every usable positive window."""
+def positive_windows(config: PromoterData, sites: list[Site], genome: Genome, counts: Counter):
+    """(site on the genome's contig name, start, end, GC, sequence) of every usable positive window;
+    `counts` gains the dropped ones by reason."""
     anchor = parse_anchor(config.anchor)
     allowed = None if config.chromosomes is None else {genome.resolve(c) for c in config.chromosomes}
     absent = Counter(s.chrom for s in sites if s.chrom not in genome)
@@ -284,7 +285,7 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
     write_dropped(lifted, out_dir / "liftover_dropped.tsv")
     genome = Genome(data.genome, soft_mask="upper")
     counts: Counter = Counter()
-    windows = list(_windows(data, lifted.kept, genome, counts))
+    windows = list(positive_windows(data, lifted.kept, genome, counts))
     if not windows:
         raise DnabirdError(f"{data.promoters}: no promoter window is left after filtering (of {len(sites)} TSSs: "
                            f"liftover {lifted.counts}, windows dropped {dict(counts)})")
@@ -350,3 +351,7 @@ def _gc_summary(split: _Split) -> dict:
     negative = [gc_fraction(s) for s in split.negative_seqs]
     return {"positive_mean": round(float(np.mean(positive)), 4) if positive else None,
             "negative_mean": round(float(np.mean(negative)), 4) if negative else None}
+
+
+CONFIG = PromoterConfig
+STAGE_INPUTS = {"genome": ("fetch", "fasta"), "promoters": ("fetch", "promoters_bed"), "chain": ("fetch", "chain")}
