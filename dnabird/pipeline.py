@@ -54,6 +54,7 @@ STAGE_MODULES = (
     "dnabird.stages.shards",
     "dnabird.stages.pretrain",
     "dnabird.stages.promoter",
+    "dnabird.stages.promoter_compare",
 )
 PIPELINE_KEYS = ("out_dir", "seed")
 FINGERPRINT_BLOCK = 1 << 20

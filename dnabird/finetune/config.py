@@ -27,12 +27,12 @@ class FinetuneConfig:
     freeze_encoder: train the classification head only (the encoder's weights stay as loaded).
     positive_weight: weight of positive targets in the binary / multi-label loss (1: unweighted).
     epochs: when set, train.max_steps = ceil(epochs × examples per epoch / train.global_batch_size).
-    eval_every: optimizer steps between validations (the last step always validates; 0: only the last).
     selection_metric: the validation metric that picks the model kept ("loss": lowest; others: highest).
     eval_batch_size: examples per forward pass when evaluating.
     bootstrap_resamples: resamples of the test set for each metric's 95 % interval.
     seed: model initialisation (head; the whole model from scratch), example order, negatives, dropout.
-    train: the loop's settings; `warmup_steps` must be set below `max_steps` (the loop's default of 10,000
+    train: the loop's settings, among them `eval_every` (optimizer steps between validations; the last step
+        always validates); `warmup_steps` must be set below `max_steps` (the loop's default of 10,000
         warmup steps suits pretraining, not a few hundred fine-tuning steps).
     """
 
@@ -45,7 +45,6 @@ class FinetuneConfig:
     freeze_encoder: bool = False
     positive_weight: float = 1.0
     epochs: float | None = None
-    eval_every: int = 0
     selection_metric: str = "auroc"
     eval_batch_size: int = 8
     bootstrap_resamples: int = 1000
@@ -57,10 +56,9 @@ class FinetuneConfig:
             raise ParameterError("positive_weight", self.positive_weight, "a number > 0")
         if self.epochs is not None and self.epochs <= 0:
             raise ParameterError("epochs", self.epochs, "a number of epochs > 0, or null to use train.max_steps")
-        if self.eval_every < 0 or self.eval_batch_size < 1 or self.bootstrap_resamples < 1:
-            raise ParameterError("(eval_every, eval_batch_size, bootstrap_resamples)",
-                                 (self.eval_every, self.eval_batch_size, self.bootstrap_resamples),
-                                 "eval_every >= 0, eval_batch_size >= 1, bootstrap_resamples >= 1")
+        if self.eval_batch_size < 1 or self.bootstrap_resamples < 1:
+            raise ParameterError("(eval_batch_size, bootstrap_resamples)", (self.eval_batch_size,
+                                 self.bootstrap_resamples), "integers >= 1")
         known = (*BINARY_METRICS, *LOWER_IS_BETTER, "median_auroc", "median_auprc", "macro_f1")
         if self.selection_metric not in known:
             raise ParameterError("selection_metric", self.selection_metric, f"one of {known}")

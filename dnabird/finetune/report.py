@@ -13,6 +13,7 @@ from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals
 from dnabird.io import atomic_output
 
 TABLE_COLUMNS = ("accuracy", "f1", "auroc", "auprc", "mcc", "precision", "recall")
+INTERVAL_COLUMNS = ("accuracy", "f1", "auroc")
 MODEL_ROW = "fine-tuned model"
 
 
@@ -51,30 +52,36 @@ def token_count_features(train: EpochExamples, test: EpochExamples, pad_id: int)
     return token_counts(slot_ids(train), pad_id), token_counts(slot_ids(test), pad_id)
 
 
-def format_table(report: dict) -> str:
-    """The test table: one row per scorer, intervals in brackets, then the token lengths per class."""
-    rows = report["test"]["rows"]
+def _cell(row: dict, column: str) -> str:
+    value, ci = row.get(column), row.get("ci95", {}).get(column)
+    text = "n/a" if value is None else f"{value:.3f}"
+    if column in INTERVAL_COLUMNS:
+        return f"{text + (f' [{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''):>22}"
+    return f"{text:>10}"
+
+
+def _rows(rows: dict[str, dict]) -> list[str]:
     columns = [c for c in TABLE_COLUMNS if any(c in r for r in rows.values())]
     width = max(len(name) for name in rows) + 2
-    lines = [report["test"]["title"],
-             " " * width + "".join(f"{c:>22}" if c in ("accuracy", "f1", "auroc") else f"{c:>10}" for c in columns)]
-    for name, row in rows.items():
-        cells = []
-        for c in columns:
-            value = row.get(c)
-            text = "n/a" if value is None else f"{value:.3f}"
-            ci = row.get("ci95", {}).get(c)
-            if c in ("accuracy", "f1", "auroc"):
-                text += f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-                cells.append(f"{text:>22}")
-            else:
-                cells.append(f"{text:>10}")
-        lines.append(f"{name:<{width}}" + "".join(cells))
+    header = " " * width + "".join(f"{c:>22}" if c in INTERVAL_COLUMNS else f"{c:>10}" for c in columns)
+    return [header, *(f"{name:<{width}}" + "".join(_cell(row, c) for c in columns) for name, row in rows.items())]
+
+
+def format_table(report: dict) -> str:
+    """The test table: one row per scorer, 95 % intervals in brackets, then the token lengths per class."""
+    lines = [report["test"]["title"], *_rows(report["test"]["rows"])]
     for split, classes in report.get("token_lengths", {}).items():
         shown = "; ".join(f"{name} median {s['median']:.0f} (5-95 %: {s['p05']:.0f}-{s['p95']:.0f})"
                           for name, s in classes.items())
         lines.append(f"tokens per input, {split}: {shown}")
     return "\n".join(lines)
+
+
+def comparison_table(reports: dict[str, dict]) -> str:
+    """Several runs' test tables as one: a row per (run, scorer)."""
+    rows = {f"{run}: {scorer}": row for run, report in reports.items()
+            for scorer, row in report["test"]["rows"].items()}
+    return "\n".join(["test split, every run (95 % bootstrap intervals)", *_rows(rows)])
 
 
 def plot_curves(labels: np.ndarray, scores: dict[str, np.ndarray], out_dir: Path) -> list[Path]:

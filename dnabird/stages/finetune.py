@@ -53,3 +53,37 @@ def from_pipeline(task: str, path: str | Path, overrides: list[str] = ()):
     if task not in pipeline.stages:
         raise ConfigError(f"{path}: no {task!r} section")
     return resolved(task, pipeline.stages[task], RunContext(pipeline.out_dir), pipeline.out_dir / task)
+
+
+def merge(base: dict, overrides: dict) -> dict:
+    """`base` with `overrides` applied key by key, nested mappings merged rather than replaced."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        merged[key] = merge(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return merged
+
+
+def run_configs(task: str, config) -> dict[str, object]:
+    """Each named run of a comparison section: the section's settings with that run's overrides, validated."""
+    from dnabird.config import build_config
+
+    base = {k: v for k, v in dataclasses.asdict(config).items() if k != "runs"}
+    cls = task_module(task).CONFIG
+    return {name: build_config(cls, merge(base, overrides or {}), f"{task}_compare.runs.{name}")
+            for name, overrides in config.runs.items()}
+
+
+def compare(task: str, config, context: RunContext, stage_dir: Path) -> dict:
+    """Run every named run into `stage_dir/<name>` and write `comparison.json` and its printed table."""
+    from dnabird.finetune.report import comparison_table
+    from dnabird.io import write_json_atomic, write_text_atomic
+
+    reports = {}
+    for name, run_config in run_configs(task, config).items():
+        out_dir = stage_dir / name
+        reports[name] = run(task, resolved(task, run_config, context, out_dir), out_dir)
+    table = comparison_table(reports)
+    write_json_atomic(stage_dir / "comparison.json", {name: r["test"] for name, r in reports.items()})
+    write_text_atomic(stage_dir / "comparison.txt", table + "\n")
+    print(table)
+    return reports
