@@ -1,13 +1,15 @@
-"""`dnabird finetune TASK --config FILE [--pretrained DIR|none] [--resume] [key.sub=value …]`: fine-tune a
+"""`dnabird finetune TASK --config FILE [--pretrained DIR|none] [--out DIR] [--resume] [key.sub=value …]`: fine-tune a
 pretrained encoder (or the same model from scratch) on a supervised task and report it on the test split.
 
 FILE is a task config (the keys of the task's config, e.g. `PromoterConfig`) or a pipeline YAML whose
-section named TASK is used, its null paths taken from the pipeline's finished stages.
+section named TASK is used, its null paths taken from the pipeline's finished stages (output: the
+pipeline's `OUT_DIR/TASK`, unless `--out` says otherwise).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from dnabird.config import read_yaml
 from dnabird.tasks import TASKS
@@ -20,7 +22,10 @@ def run(args: argparse.Namespace) -> int:
     if args.pretrained is not None:
         key = f"{args.task}.pretrained" if args.task in read_yaml(args.config) else "pretrained"
         overrides.append(f"{key}={args.pretrained}")
-    finetune(args.task, load_config(args.task, args.config, overrides), resume=args.resume)
+    config = load_config(args.task, args.config, overrides)
+    if args.out is not None:
+        config = dataclasses.replace(config, train=dataclasses.replace(config.train, out_dir=args.out))
+    finetune(args.task, config, resume=args.resume)
     return 0
 
 
@@ -29,6 +34,7 @@ def register(subparsers) -> None:
     parser.add_argument("task", choices=sorted(TASKS), help="the task")
     parser.add_argument("--config", required=True, help="task config YAML, or a pipeline YAML with a TASK section")
     parser.add_argument("--pretrained", help="pretrained checkpoint directory, or 'none' to train from scratch")
+    parser.add_argument("--out", help="output folder (default: train.out_dir, or the pipeline's OUT_DIR/TASK)")
     parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
                         help="override config values, e.g. train.lr=1e-4 data.negatives=genomic")
