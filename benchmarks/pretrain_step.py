@@ -26,7 +26,7 @@ def model_flops(config, batch: int, length: int, masked: int) -> float:
     h, i, d = config.hidden_size, config.intermediate_size, config.head_size
     dense = 2 * (4 * h * h + 2 * h * i) * batch * length * config.num_layers
     pattern = pattern_from_dict(dict(config.attention))
-    block = config.attention.get("block_size", 64)
+    block = config.length_multiple
     pairs = int(pattern.layout(length // block, seed=0).block_mask().sum())       # over heads
     attention = 4 * pairs * block * block * d * batch * config.num_layers
     transform = h * h if config.mlm_transform else 0

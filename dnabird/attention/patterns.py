@@ -330,7 +330,8 @@ def pattern_from_dict(spec: dict) -> Pattern:
     kind = spec.pop("type", None)
     if kind not in PATTERNS:
         raise ParameterError("type", kind, f"one of {sorted(PATTERNS)}")
-    try:
-        return PATTERNS[kind](**spec)
-    except TypeError as err:
-        raise ParameterError(f"{kind} pattern keys", sorted(spec), f"valid arguments ({err})") from None
+    known = [f.name for f in dataclasses.fields(PATTERNS[kind])]
+    for key in spec:
+        if key not in known:
+            raise ParameterError(key, spec[key], f"no such key: a {kind} pattern takes {', '.join(known)}")
+    return PATTERNS[kind](**spec)

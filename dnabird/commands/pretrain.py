@@ -9,15 +9,20 @@ import argparse
 
 
 def run(args: argparse.Namespace) -> int:
+    from dnabird.config import read_yaml
     from dnabird.pretraining.recipe import load_config, pretrain
+    from dnabird.stages.pretrain import from_pipeline
 
-    pretrain(load_config(args.config, args.overrides), resume=args.resume)
+    # a pipeline file trains its `pretrain` section; any other YAML holds PretrainConfig's keys
+    read = from_pipeline if "pretrain" in read_yaml(args.config) else load_config
+    pretrain(read(args.config, args.overrides), resume=args.resume)
     return 0
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("pretrain", help="pretrain an encoder with MLM + NSP on token shards")
-    parser.add_argument("--config", required=True, help="pretraining YAML (keys of PretrainConfig)")
+    parser.add_argument("--config", required=True,
+                        help="pretraining YAML (keys of PretrainConfig) or a pipeline YAML with a pretrain section")
     parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
                         help="override config values, e.g. train.max_steps=1000 train.lr=2e-4")

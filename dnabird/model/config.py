@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from dnabird.config import reject_unknown_keys
+from dnabird.config import build_config
 from dnabird.errors import ConfigError, ParameterError
 from dnabird.io import write_text_atomic
 
 ACTIVATIONS = ("gelu", "gelu_new")
+ITC_DEFAULT = {"type": "bigbird_itc", "block_size": 64, "window_blocks": 3, "num_random_blocks": 3,
+               "random_mode": "uniform"}
 POSITIONAL_SCHEMES = ("learned", "rotary")
 INITS = ("bert", "fan_in")
 
@@ -32,7 +35,11 @@ class EncoderConfig:
     type_vocab_size: segment ids (2: sentence A / B).
     position_offset: first position id (0 for BERT/BigBird; padding_idx + 1 for RoBERTa/Longformer).
     pad_token_id: id of [PAD]; its embedding row starts at zero.
-    attention: the attention pattern as `pattern.to_dict()` (its `num_heads` must equal `num_heads`).
+    attention: the attention pattern's parameters: `type` ("bigbird_itc", "bigbird_etc", "longformer",
+        "full") and that pattern's own keys (e.g. block_size, window_blocks, num_random_blocks,
+        random_mode); never `num_heads`, which the pattern takes from the encoder.
+    layer_attention: optional per-layer settings, one mapping per layer merged over `attention` (e.g.
+        Longformer's window growing with depth); empty: every layer uses `attention`.
     attention_bias: whether the Q/K/V projections carry a bias (Hugging Face `use_bias`).
     embedding_dropout_before_norm: True applies embedding dropout before the LayerNorm (Hugging Face
         BigBird), False after it (BERT).
@@ -68,9 +75,8 @@ class EncoderConfig:
     type_vocab_size: int = 2
     position_offset: int = 0
     pad_token_id: int = 0
-    attention: dict = field(default_factory=lambda: {
-        "type": "bigbird_itc", "num_heads": 12, "block_size": 64, "window_blocks": 3,
-        "num_random_blocks": 3, "random_mode": "uniform"})
+    attention: dict = field(default_factory=lambda: dict(ITC_DEFAULT))
+    layer_attention: list = field(default_factory=list)
     attention_bias: bool = True
     embedding_dropout_before_norm: bool = True
     base_seed: int = 0
@@ -111,22 +117,44 @@ class EncoderConfig:
         if self.position_offset < 0 or self.position_offset >= self.max_positions:
             raise ParameterError("position_offset", self.position_offset,
                                  f"an integer in [0, max_positions={self.max_positions})")
-        pattern = self.pattern()  # validates the pattern's own parameters
-        if pattern.num_heads != self.num_heads:
-            raise ParameterError("attention.num_heads", pattern.num_heads,
-                                 f"num_heads={self.num_heads} of the encoder")
+        if not isinstance(self.layer_attention, list) or len(self.layer_attention) not in (0, self.num_layers):
+            raise ParameterError("layer_attention", self.layer_attention,
+                                 f"an empty list or one mapping per layer (num_layers={self.num_layers})")
+        for layer in range(self.num_layers):
+            self.pattern(layer)  # validates every layer's pattern parameters
 
     @property
     def head_size(self) -> int:
         return self.hidden_size // self.num_heads
 
-    def pattern(self):
-        """The attention pattern object described by `attention`."""
+    @property
+    def length_multiple(self) -> int:
+        """Inputs are padded to a multiple of this: the least common multiple of the layers' block sizes."""
+        return math.lcm(*(self.pattern(layer).block_size for layer in range(self.num_layers)))
+
+    def pattern(self, layer: int = 0):
+        """The attention pattern of layer `layer`: `attention`, with that layer's `layer_attention` merged
+        over it, built with the encoder's `num_heads`. Errors name the key (`attention.<key>` or
+        `layer_attention[i].<key>`)."""
         from dnabird.attention import pattern_from_dict
 
-        if not isinstance(self.attention, dict) or "type" not in self.attention:
-            raise ParameterError("attention", self.attention, "a pattern dict with a 'type' key")
-        return pattern_from_dict(dict(self.attention))
+        where = "attention"
+        spec = self.attention
+        if not isinstance(spec, dict) or "type" not in spec:
+            raise ParameterError(where, spec, "a mapping with a 'type' key and that pattern's parameters")
+        if self.layer_attention:
+            where = f"layer_attention[{layer}]"
+            own = self.layer_attention[layer]
+            if not isinstance(own, dict):
+                raise ParameterError(where, own, "a mapping of pattern parameters")
+            spec = merge_pattern(spec, own)
+        if "num_heads" in spec:
+            raise ParameterError(f"{where}.num_heads", spec["num_heads"],
+                                 f"no such key: the pattern takes the encoder's num_heads={self.num_heads}")
+        try:
+            return pattern_from_dict({**spec, "num_heads": self.num_heads})
+        except ParameterError as err:
+            raise ParameterError(f"{where}.{err.name}", err.value, err.expected) from None
 
     # --- serialisation -------------------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -134,11 +162,21 @@ class EncoderConfig:
 
     @classmethod
     def from_dict(cls, data: dict, *, source: str = "config") -> EncoderConfig:
-        """Build a config from a mapping; unknown keys fail by name (`source` names the file)."""
+        """Build a config from a mapping, checking every key's name and type (errors name `source` and the
+        key). Configs written before `attention` lost its `num_heads` load when that value agrees with
+        the encoder's."""
         if not isinstance(data, dict):
             raise ConfigError(f"{source}: expected a mapping of encoder settings, got {type(data).__name__}")
-        reject_unknown_keys(cls, data, source)
-        return cls(**data)
+        data = dict(data)
+        attention = data.get("attention")
+        if isinstance(attention, dict) and "num_heads" in attention:
+            heads = data.get("num_heads", cls.num_heads)
+            if attention["num_heads"] != heads:
+                raise ConfigError(f"{source}: attention.num_heads={attention['num_heads']!r} disagrees with "
+                                  f"num_heads={heads!r}; delete attention.num_heads (the pattern takes the "
+                                  "encoder's num_heads)")
+            data["attention"] = {k: v for k, v in attention.items() if k != "num_heads"}
+        return build_config(cls, data, source)
 
     def save(self, path: str | Path) -> None:
         """Write as JSON (`.json`) or YAML (`.yaml`/`.yml`), atomically."""
@@ -170,29 +208,58 @@ SPARSE_ATTENTION_DROPOUT = 0.0
 
 def bigbird_base(**overrides) -> EncoderConfig:
     """BigBird genomics (Zaheer et al. 2020, Tab. 21): 12 x 768, 12 heads, 4096 tokens, ITC b=64 w=3 r=3."""
-    settings = dict(vocab_size=32000, hidden_size=768, num_layers=12, num_heads=12, intermediate_size=3072,
-                    max_positions=4096, attention_dropout=SPARSE_ATTENTION_DROPOUT,
-                    attention={"type": "bigbird_itc", "num_heads": 12, "block_size": 64, "window_blocks": 3,
-                               "num_random_blocks": 3, "random_mode": "uniform"})
-    settings.update(overrides)
-    return EncoderConfig(**settings)
+    return EncoderConfig(**merge_settings(
+        dict(vocab_size=32000, hidden_size=768, num_layers=12, num_heads=12, intermediate_size=3072,
+             max_positions=4096, attention_dropout=SPARSE_ATTENTION_DROPOUT, attention=dict(ITC_DEFAULT)),
+        overrides))
 
 
 def tiny(**overrides) -> EncoderConfig:
     """A 2-layer, 128-wide, 4-head ITC encoder for tests and demos (4096 positions, 512-token vocab)."""
-    settings = dict(vocab_size=512, hidden_size=128, num_layers=2, num_heads=4, intermediate_size=256,
-                    max_positions=4096, attention_dropout=SPARSE_ATTENTION_DROPOUT,
-                    attention={"type": "bigbird_itc", "num_heads": 4, "block_size": 64, "window_blocks": 3,
-                               "num_random_blocks": 3, "random_mode": "uniform"})
-    settings.update(overrides)
-    return EncoderConfig(**settings)
+    return EncoderConfig(**merge_settings(
+        dict(vocab_size=512, hidden_size=128, num_layers=2, num_heads=4, intermediate_size=256,
+             max_positions=4096, attention_dropout=SPARSE_ATTENTION_DROPOUT, attention=dict(ITC_DEFAULT)),
+        overrides))
 
 
 PRESETS = {"bigbird-base": bigbird_base, "tiny": tiny}
 
 
 def preset(name: str, **overrides) -> EncoderConfig:
-    """A named preset (`bigbird-base` or `tiny`) with optional field overrides."""
+    """A named preset (`bigbird-base` or `tiny`) with optional overrides, merged as `merge_settings` does."""
     if name not in PRESETS:
         raise ParameterError("preset", name, f"one of {sorted(PRESETS)}")
     return PRESETS[name](**overrides)
+
+
+def merge_pattern(base: dict, overrides: dict) -> dict:
+    """Pattern settings `overrides` over `base`: key by key for the same pattern type; a different `type`
+    starts from that type's own defaults instead (keys of the old type would not apply)."""
+    if "type" in overrides and overrides["type"] != base.get("type"):
+        return dict(overrides)
+    return {**base, **overrides}
+
+
+def merge_settings(settings: dict, overrides: dict, where: str = "overrides") -> dict:
+    """Encoder settings with `overrides` over them: `attention` merges key by key (`merge_pattern`), so
+    `attention.block_size=32` keeps the pattern's other keys; every other key replaces."""
+    merged = {**settings, **overrides}
+    if "attention" in overrides:
+        if not isinstance(overrides["attention"], dict):
+            raise ConfigError(f"{where}: attention: expected a mapping of pattern settings, got "
+                              f"{overrides['attention']!r}")
+        merged["attention"] = merge_pattern(settings.get("attention") or {}, overrides["attention"])
+    return merged
+
+
+def build_encoder_config(name: str, overrides: dict | None = None, *, where: str = "model_overrides",
+                         **fixed) -> EncoderConfig:
+    """Preset `name` with config-file `overrides` merged over it (`merge_settings`), then `fixed` values
+    that no override may change (e.g. the tokenizer's vocab_size). Every key's name and type is checked;
+    errors (`ConfigError`) name `where` and the key, what is allowed and what was given."""
+    if name not in PRESETS:
+        raise ConfigError(f"{where}: model={name!r} is invalid: expected one of {sorted(PRESETS)}")
+    if not isinstance(overrides or {}, dict):
+        raise ConfigError(f"{where}: expected a mapping of EncoderConfig fields, got {overrides!r}")
+    merged = merge_settings(preset(name).to_dict(), {**(overrides or {}), **fixed}, where)
+    return EncoderConfig.from_dict(merged, source=where)

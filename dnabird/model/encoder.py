@@ -32,6 +32,14 @@ def layer_seed(config: EncoderConfig, layer: int, step: int, training: bool) -> 
     return int(np.random.SeedSequence(key).generate_state(1)[0] >> 1)
 
 
+def attention_density(config: EncoderConfig, length: int) -> float:
+    """Share of query-key pairs the attention computes at `length` tokens: the mean of every layer's
+    `dense_mask` (its evaluation layout, all heads; padding to the block multiple included)."""
+    masks = (config.pattern(layer).dense_mask(length, seed=layer_seed(config, layer, 0, training=False))
+             for layer in range(config.num_layers))
+    return float(sum(mask.float().mean() for mask in masks)) / config.num_layers
+
+
 def activation(name: str):
     """The feed-forward activation: "gelu" (erf) or "gelu_new" (tanh approximation)."""
     return nn.GELU(approximate="tanh" if name == "gelu_new" else "none")
@@ -71,7 +79,7 @@ class SelfAttention(nn.Module):
     rotary positions the attention call rotates q and k (the global ones too).
     """
 
-    def __init__(self, config: EncoderConfig):
+    def __init__(self, config: EncoderConfig, layer: int = 0):
         super().__init__()
         self.config = config
         hidden, bias = config.hidden_size, config.attention_bias
@@ -81,7 +89,7 @@ class SelfAttention(nn.Module):
         self.output = nn.Linear(hidden, hidden)
         self.positional = Rotary(config.head_size, base=config.rotary_base, offset=config.position_offset) \
             if config.positional == "rotary" else None
-        self.has_global_projections = isinstance(config.pattern(), Longformer)
+        self.has_global_projections = isinstance(config.pattern(layer), Longformer)
         if self.has_global_projections:
             self.global_query = nn.Linear(hidden, hidden, bias=bias)
             self.global_key = nn.Linear(hidden, hidden, bias=bias)
@@ -109,9 +117,9 @@ class EncoderLayer(nn.Module):
     """A BERT block, post-LN: x = LN(x + attention(x)); x = LN(x + FFN(x)); or with `pre_norm`:
     x = x + attention(LN(x)); x = x + FFN(LN(x))."""
 
-    def __init__(self, config: EncoderConfig):
+    def __init__(self, config: EncoderConfig, layer: int = 0):
         super().__init__()
-        self.attention = SelfAttention(config)
+        self.attention = SelfAttention(config, layer)
         self.attention_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.ffn_in = nn.Linear(config.hidden_size, config.intermediate_size)
         self.activation = activation(config.activation)
@@ -145,15 +153,15 @@ class Encoder(nn.Module):
         self.gradient_checkpointing = False
         with torch.device("meta"):
             self.embeddings = Embeddings(config)
-            self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.num_layers))
+            self.layers = nn.ModuleList(EncoderLayer(config, layer) for layer in range(config.num_layers))
             self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps) \
                 if config.pre_norm else None
             self.pooler = nn.Linear(config.hidden_size, config.hidden_size)
         materialise(self, seed)
 
-    def pattern(self, global_positions: tuple[int, ...] | None = None):
-        """The attention pattern of this call (Longformer global positions set per call)."""
-        pattern = self.config.pattern()
+    def pattern(self, layer: int = 0, global_positions: tuple[int, ...] | None = None):
+        """The attention pattern of `layer` in this call (Longformer global positions set per call)."""
+        pattern = self.config.pattern(layer)
         if global_positions is not None:
             if not isinstance(pattern, Longformer):
                 raise ParameterError("global_positions", global_positions,
@@ -176,9 +184,9 @@ class Encoder(nn.Module):
         mask = None if attention_mask is None else attention_mask.bool()
         if mask is not None and bool(mask.all()):
             mask = None  # nothing padded: let the attention core skip masking
-        pattern = self.pattern(global_positions)
         x = self.embeddings(input_ids, token_type_ids)  # [B, L, H]
         for index, layer in enumerate(self.layers):
+            pattern = self.pattern(index, global_positions)
             seed = layer_seed(self.config, index, step, self.training)
             if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
                 x = checkpoint(layer, x, mask, pattern, seed, use_reentrant=False)

@@ -84,9 +84,9 @@ def config_from_hf(hf: dict) -> EncoderConfig:
     heads = hf["num_attention_heads"]
     attention_dropout = hf["attention_probs_dropout_prob"]
     if hf.get("attention_type", "block_sparse") == "original_full":
-        pattern = {"type": "full", "num_heads": heads}
+        pattern = {"type": "full"}
     else:
-        pattern = {"type": "bigbird_itc", "num_heads": heads, "block_size": hf["block_size"],
+        pattern = {"type": "bigbird_itc", "block_size": hf["block_size"],
                    "window_blocks": 3, "num_random_blocks": hf["num_random_blocks"], "random_mode": "hf"}
         attention_dropout = SPARSE_ATTENTION_DROPOUT  # transformers' block-sparse path ignores the setting
     return EncoderConfig(
@@ -168,6 +168,9 @@ def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[
 
 def hf_config_dict(config: EncoderConfig) -> dict:
     """The Hugging Face `BigBirdConfig` fields of `config` (ITC with a 3-block window, or full attention)."""
+    if config.layer_attention:
+        raise ConfigError("Hugging Face BigBird has one attention pattern for every layer; this model sets "
+                          "layer_attention")
     pattern = config.pattern()
     if pattern.type_name == "full":
         attention = {"attention_type": "original_full", "block_size": 64, "num_random_blocks": 3}

@@ -54,7 +54,7 @@ def config_from_longformer(hf: dict) -> EncoderConfig:
         max_positions=hf["max_position_embeddings"], dropout=hf["hidden_dropout_prob"],
         attention_dropout=hf["attention_probs_dropout_prob"], activation=hf["hidden_act"],
         layer_norm_eps=hf["layer_norm_eps"], type_vocab_size=hf["type_vocab_size"], position_offset=pad + 1,
-        pad_token_id=pad, attention={"type": "longformer", "num_heads": heads, "window": windows[0],
+        pad_token_id=pad, attention={"type": "longformer", "window": windows[0],
                                      "dilation": 1, "global_positions": [], "block_size": 64},
         embedding_dropout_before_norm=False, initializer_range=hf.get("initializer_range", 0.02))
 

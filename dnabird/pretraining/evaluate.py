@@ -1,5 +1,6 @@
-"""Held-out evaluation of a pretrained model: MLM accuracy, NSP accuracy and bits per base, beside two
-baselines — a unigram model of the training tokens and the same model with its context cut to one sentence.
+"""Held-out evaluation of a pretrained model: MLM accuracy, NSP accuracy and bits per base, beside the
+baselines that could fake it — a unigram model of the training tokens, order-1…6 Markov chains over the
+training bases (`dnabird.pretraining.markov`) and the same model with its context cut to one sentence.
 
 Bits per base = Σ −log₂ p(true token) over the masked positions ÷ Σ bp length of those tokens. The
 paper's 1.12 (BigBird, 4096 tokens) / 1.23 (BERT, 512) use an undocumented definition over BPE tokens:
@@ -33,8 +34,11 @@ from dnabird.data.pretraining import (
 from dnabird.errors import CheckpointError
 from dnabird.io import write_json_atomic
 from dnabird.model.heads import IGNORE_INDEX
+from dnabird.pretraining.markov import MarkovBaseline
 
-BASELINES = ("unigram", "one_sentence")
+MARKOV_ORDERS = (1, 2, 3, 4, 5, 6)
+MARKOV = tuple(f"markov_{k}" for k in MARKOV_ORDERS)
+BASELINES = ("unigram", "one_sentence", *MARKOV)
 
 
 def token_bp_lengths(tokenizer) -> np.ndarray:
@@ -66,17 +70,26 @@ class _Tally:
 
     def add(self, log_probs: torch.Tensor, labels: torch.Tensor, token_bp: torch.Tensor) -> None:
         """log_probs [N, V] at N masked positions whose true ids are labels [N]."""
-        true = log_probs.gather(1, labels[:, None]).squeeze(1).double()
+        self.add_true(log_probs.gather(1, labels[:, None]).squeeze(1), labels, token_bp)
+        self.correct += int((log_probs.argmax(-1) == labels).sum())
+        self.predicted = True
+
+    def add_true(self, true_log_probs: torch.Tensor, labels: torch.Tensor, token_bp: torch.Tensor) -> None:
+        """Natural-log probabilities [N] a scorer gives the true tokens `labels` [N] (no prediction to count)."""
+        true = true_log_probs.double()
         self.nats -= float(true.sum())
         self.bits -= float(true.sum()) / math.log(2)
         self.bp += float(token_bp[labels].sum())
-        self.correct += int((log_probs.argmax(-1) == labels).sum())
         self.count += len(labels)
+
+    predicted = False
 
     def summary(self) -> dict:
         count = max(self.count, 1)
-        report = {"mlm_accuracy": self.correct / count, "mlm_loss": self.nats / count,
-                  "bits_per_base": self.bits / max(self.bp, 1e-9), "masked_tokens": self.count}
+        report = {"mlm_loss": self.nats / count, "bits_per_base": self.bits / max(self.bp, 1e-9),
+                  "masked_tokens": self.count}
+        if self.predicted:
+            report["mlm_accuracy"] = self.correct / count
         if self.nsp_count:
             report["nsp_accuracy"] = self.nsp_correct / self.nsp_count
         return report
@@ -120,14 +133,26 @@ def _masked_log_probs(model, batch: dict, device, with_nsp: bool):
         out.nsp_logits, batch
 
 
+def markov_log_probs(markov: MarkovBaseline, batch: dict) -> dict[str, torch.Tensor]:
+    """Per Markov order, natural-log probabilities of the selected tokens of `batch`, in the order of
+    `batch["mlm_labels"][selected]` (row-major), each token's bases scored given the true bases before."""
+    labels = batch["mlm_labels"].cpu()
+    selected = labels != IGNORE_INDEX
+    true_ids = torch.where(selected, labels, batch["input_ids"].cpu())
+    rows = [markov.log2_probs(ids.numpy(), keep.numpy()) for ids, keep in zip(true_ids, selected, strict=True)]
+    return {f"markov_{k}": torch.from_numpy(np.concatenate([row[k] for row in rows]) * math.log(2))
+            for k in MARKOV_ORDERS}
+
+
 @torch.no_grad()
 def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, token_bp: np.ndarray,
-                     unigram: np.ndarray | None = None, num_examples: int = 256, batch_size: int = 8,
-                     one_sentence: bool = True, device: str | torch.device = "cpu") -> dict:
+                     unigram: np.ndarray | None = None, markov: MarkovBaseline | None = None,
+                     num_examples: int = 256, batch_size: int = 8, one_sentence: bool = True,
+                     device: str | torch.device = "cpu") -> dict:
     """Score `num_examples` held-out examples (indices 0…n−1, a fixed masking) with the model and baselines.
 
-    Returns {"model": …, "unigram": …, "one_sentence": …, "at_mask": {the same three at the positions
-    shown as [MASK]}, "mask_rate", "max_length", "examples"}.
+    Returns {"model": …, "unigram": …, "markov_1" … "markov_6": …, "one_sentence": …, "at_mask": {the same at
+    the positions shown as [MASK]}, "mask_rate", "max_length", "examples"}.
     """
     model.eval().to(device)
     bp = torch.as_tensor(token_bp, device=device)
@@ -146,6 +171,10 @@ def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, t
         tallies["model"].nsp_count += len(batch["nsp_label"])
         if uni is not None:
             add("unigram", uni.expand(len(labels), -1), labels, shown_mask)
+        if markov is not None:
+            for name, true in markov_log_probs(markov, batch).items():
+                tallies[name].add_true(true.to(device), labels, bp)
+                at_mask[name].add_true(true.to(device)[shown_mask], labels[shown_mask], bp)
         if one_sentence:
             cut = one_sentence_batch({k: v.cpu() for k, v in batch.items()}, examples.block_size)
             add("one_sentence", *_masked_log_probs(model, cut, device, with_nsp=False)[:3])
@@ -161,16 +190,22 @@ def heldout_report(model: torch.nn.Module, tokenizer, heldout_shards, *, train_s
     """`evaluate_heldout` on shards (the unigram baseline when `train_shards` is given), plus
     `margin_bits_per_base`: per baseline, how far the model's bits per base is below it."""
     from dnabird.data.shards import ShardReader
+    from dnabird.model.encoder import attention_density
 
-    block_size = model.config.attention.get("block_size", 64)
+    block_size = model.config.length_multiple
     examples = PretrainingExamples(ShardReader(heldout_shards), vocab_size=tokenizer.vocab_size,
                                    max_length=max_length, block_size=block_size, mask_rate=mask_rate, seed=seed)
-    unigram = None if train_shards is None else unigram_log_probs(ShardReader(train_shards), tokenizer.vocab_size)
+    unigram = markov = None
+    if train_shards is not None:
+        unigram = unigram_log_probs(ShardReader(train_shards), tokenizer.vocab_size)
+        markov = MarkovBaseline.fit(ShardReader(train_shards), tokenizer, max_order=max(MARKOV_ORDERS))
     report = evaluate_heldout(model, examples, token_bp=token_bp_lengths(tokenizer), unigram=unigram,
-                              num_examples=num_examples, batch_size=batch_size, device=device)
+                              markov=markov, num_examples=num_examples, batch_size=batch_size, device=device)
     for where in (report, report["at_mask"]):
         where["margin_bits_per_base"] = {b: where[b]["bits_per_base"] - where["model"]["bits_per_base"]
                                          for b in BASELINES if b in where}
+    report["attention"] = {"pattern": model.config.pattern().to_dict(),
+                           "density": attention_density(model.config, max_length)}
     return report
 
 
@@ -192,22 +227,34 @@ def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards, *, out=No
     return report
 
 
+def _cell(row: dict, key: str) -> str:
+    return f"{row[key]:>9.3f}" if key in row else f"{'—':>9}"
+
+
 def format_report(report: dict) -> str:
-    """A small table: one row per scorer, with the masking rate and sequence length stated."""
+    """A small table: one row per scorer, with the masking rate, sequence length and attention density stated."""
     at_mask = report.get("at_mask", {})
     lines = [f"held-out: {report['examples']} examples of {report['max_length']} tokens, "
-             f"{report['mask_rate']:.0%} of tokens selected (80 % shown as [MASK], 10 % random, 10 % unchanged)",
-             f"{'':<14}{'MLM acc':>9}{'bits/bp':>9}{'NSP acc':>9}   at [MASK] only: {'MLM acc':>9}{'bits/bp':>9}"]
-    for name in ("model", "one_sentence", "unigram"):
+             f"{report['mask_rate']:.0%} of tokens selected (80 % shown as [MASK], 10 % random, 10 % unchanged)"]
+    if "attention" in report:
+        pattern = {k: v for k, v in report["attention"]["pattern"].items() if k != "num_heads"}
+        lines.append(f"attention {pattern}: density {report['attention']['density']:.2f} "
+                     f"(share of query-key pairs computed at {report['max_length']} tokens)")
+    lines.append(f"{'':<14}{'MLM acc':>9}{'bits/bp':>9}{'NSP acc':>9}   at [MASK] only: {'MLM acc':>9}{'bits/bp':>9}")
+    for name in ("model", "one_sentence", "unigram", *MARKOV):
         if name in report:
             row = report[name]
-            nsp = f"{row['nsp_accuracy']:>9.3f}" if "nsp_accuracy" in row else f"{'—':>9}"
-            line = f"{name:<14}{row['mlm_accuracy']:>9.3f}{row['bits_per_base']:>9.3f}{nsp}"
+            line = f"{name:<14}{_cell(row, 'mlm_accuracy')}{_cell(row, 'bits_per_base')}{_cell(row, 'nsp_accuracy')}"
             if name in at_mask:
-                line += f"{'':>19}{at_mask[name]['mlm_accuracy']:>9.3f}{at_mask[name]['bits_per_base']:>9.3f}"
+                line += f"{'':>19}{_cell(at_mask[name], 'mlm_accuracy')}{_cell(at_mask[name], 'bits_per_base')}"
             lines.append(line)
-    for baseline, margin in report.get("margin_bits_per_base", {}).items():
-        line = f"model vs {baseline}: {margin:+.3f} bits per base lower"
+    margins = report.get("margin_bits_per_base", {})
+    markov = [b for b in MARKOV if b in margins]
+    shown = [b for b in margins if b not in MARKOV]
+    if markov:  # the best chain stands for all of them
+        shown.append(min(markov, key=lambda b: at_mask.get(b, report[b])["bits_per_base"]))
+    for baseline in shown:
+        line = f"model vs {baseline}: {margins[baseline]:+.3f} bits per base lower"
         if baseline in at_mask.get("margin_bits_per_base", {}):
             line += f" ({at_mask['margin_bits_per_base'][baseline]:+.3f} at [MASK] only)"
         lines.append(line)

@@ -26,8 +26,9 @@ log = logging.getLogger(__name__)
 class PretrainConfig:
     """Settings of one pretraining run (the keys of a `pretrain:` section or a `--config` YAML).
 
-    model: preset name (`bigbird-base` or `tiny`); model_overrides: `EncoderConfig` fields to change
-        (vocab_size always comes from the tokenizer).
+    model: preset name (`bigbird-base` or `tiny`); model_overrides: `EncoderConfig` fields to change,
+        merged over the preset (`attention` key by key; see `dnabird.model.config.configure`) and checked
+        when the config loads; vocab_size always comes from the tokenizer.
     tokenizer, train_shards, heldout_shards: paths; inside `dnabird run` null means "from the
         tokenizer and shards stages".
     max_length: tokens per example; mask_rate, random_next_rate: see `PretrainingExamples`.
@@ -59,28 +60,30 @@ class PretrainConfig:
         unknown = sorted(set(self.min_margin_bits) - set(BASELINES))
         if unknown:
             raise ParameterError("min_margin_bits", self.min_margin_bits, f"keys among {BASELINES}")
+        encoder_config(self)  # the model settings fail here, when the config loads, not after earlier stages
 
 
 def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> PretrainConfig:
-    """Read a pretraining YAML (the keys of `PretrainConfig`) or a pipeline YAML with a `pretrain`
-    section, apply `key.sub=value` overrides, validate. Unknown keys and wrong types fail by name."""
+    """Read a pretraining YAML (the keys of `PretrainConfig`), apply `key.sub=value` overrides, validate.
+    Unknown keys and wrong types fail by name. (A pipeline YAML's `pretrain` section: see
+    `dnabird.stages.pretrain.from_pipeline`.)"""
     from dnabird.config import apply_overrides, build_config, read_yaml
 
-    data = read_yaml(path)
-    if "pretrain" in data:                 # a pipeline file: train its `pretrain` section
-        from dnabird.stages.pretrain import from_pipeline
-
-        return from_pipeline(path, overrides)
-    return build_config(PretrainConfig, apply_overrides(data, overrides, str(path)), str(path))
+    return build_config(PretrainConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
 
 
-def encoder_config(config: PretrainConfig, vocab_size: int):
-    """The `EncoderConfig` a run trains: the preset, the overrides, the tokenizer's vocabulary size."""
-    from dnabird.model.config import preset
+def encoder_config(config: PretrainConfig, vocab_size: int | None = None):
+    """The `EncoderConfig` a run trains: the preset, the overrides and (when given) the tokenizer's
+    vocabulary size; `max_length` must fit the model and be a multiple of its block size."""
+    from dnabird.model.config import build_encoder_config
 
-    model = preset(config.model, **{**config.model_overrides, "vocab_size": vocab_size})
+    fixed = {} if vocab_size is None else {"vocab_size": vocab_size}
+    model = build_encoder_config(config.model, config.model_overrides, **fixed)
     if model.max_positions < config.max_length:
         raise ParameterError("max_length", config.max_length, f"<= the model's max_positions={model.max_positions}")
+    if config.max_length % model.length_multiple:
+        raise ParameterError("max_length", config.max_length,
+                             f"a multiple of the attention block size {model.length_multiple}")
     return model
 
 
@@ -114,9 +117,8 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
     ctx = distributed.setup(config.train.device)
     seed_everything(config.seed + ctx.rank)      # dropout streams differ per rank
     model = PretrainingModel(model_config, seed=config.seed)
-    block_size = model_config.attention.get("block_size", 64)
     examples = PretrainingExamples(ShardReader(config.train_shards), vocab_size=tokenizer.vocab_size,
-                                   max_length=config.max_length, block_size=block_size,
+                                   max_length=config.max_length, block_size=model_config.length_multiple,
                                    mask_rate=config.mask_rate, random_next_rate=config.random_next_rate,
                                    seed=config.seed)
     train(model, mlm_nsp_loss, examples, config.train, collate_fn=collate, resume=resume, ctx=ctx,

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from dnabird.errors import ConfigError, ParameterError
-from dnabird.model.config import EncoderConfig, bigbird_base, preset, tiny
+from dnabird.model.config import EncoderConfig, bigbird_base, build_encoder_config, preset, tiny
 
 
 def test_bigbird_base_matches_table_21():
@@ -11,7 +11,7 @@ def test_bigbird_base_matches_table_21():
     dims = (config.num_layers, config.hidden_size, config.num_heads, config.intermediate_size)
     assert dims == (12, 768, 12, 3072)
     assert (config.max_positions, config.vocab_size) == (4096, 32000)
-    assert config.attention == {"type": "bigbird_itc", "num_heads": 12, "block_size": 64, "window_blocks": 3,
+    assert config.attention == {"type": "bigbird_itc", "block_size": 64, "window_blocks": 3,
                                 "num_random_blocks": 3, "random_mode": "uniform"}
     assert config.head_size == 64
 
@@ -38,7 +38,11 @@ def test_invalid_values_are_named():
     with pytest.raises(ParameterError, match="activation='relu'"):
         tiny(activation="relu")
     with pytest.raises(ParameterError, match="attention.num_heads"):
-        tiny(num_heads=8, hidden_size=128)  # pattern still has 4 heads
+        tiny(attention={"num_heads": 4})  # the pattern takes the encoder's num_heads
+    with pytest.raises(ParameterError, match="attention.block_size=0"):
+        tiny(attention={"block_size": 0})
+    with pytest.raises(ParameterError, match="layer_attention\\[1\\].blocksize"):
+        tiny(layer_attention=[{}, {"blocksize": 16}])
     with pytest.raises(ParameterError, match="preset='huge'"):
         preset("huge")
     with pytest.raises(ParameterError, match="head_size=33"):  # rotary pairs channels: 132 / 4 heads is odd
@@ -51,3 +55,59 @@ def test_malformed_yaml_names_file(tmp_path):
     (tmp_path / "bad.yaml").write_text("hidden_size: [1, 2\n")
     with pytest.raises(ConfigError, match="bad.yaml"):
         EncoderConfig.load(tmp_path / "bad.yaml")
+
+
+def test_attention_overrides_merge_into_the_pattern_and_a_new_type_starts_afresh():
+    config = tiny(attention={"block_size": 32})
+    assert config.attention == {"type": "bigbird_itc", "block_size": 32, "window_blocks": 3,
+                                "num_random_blocks": 3, "random_mode": "uniform"}
+    longformer = tiny(attention={"type": "longformer", "window": 64, "block_size": 16})
+    assert longformer.attention == {"type": "longformer", "window": 64, "block_size": 16}
+
+
+def test_the_pattern_takes_the_encoders_num_heads():
+    config = tiny(num_heads=8)
+    assert config.pattern().num_heads == 8
+    assert config.pattern().layout(8, seed=0).key_blocks.shape[0] == 8
+
+
+def test_configs_written_with_attention_num_heads_still_load_when_it_agrees(tmp_path):
+    data = tiny().to_dict()
+    data["attention"] = {**data["attention"], "num_heads": 4}  # how configs were written before
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    assert EncoderConfig.load(tmp_path / "config.json") == tiny()
+    data["attention"]["num_heads"] = 2
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="delete attention.num_heads"):
+        EncoderConfig.load(tmp_path / "config.json")
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"hiden_size": 64}, "model_overrides: unknown key 'hiden_size'"),
+    ({"hidden_size": "wide"}, "model_overrides.hidden_size: expected int, got 'wide'"),
+    ({"attention": {"blocksize": 32}}, "attention.blocksize=32 is invalid: expected no such key"),
+    ({"attention": {"block_size": -1}}, "attention.block_size=-1 is invalid"),
+    ({"attention": 32}, "attention: expected a mapping"),
+    ({"layer_attention": [{}]}, "layer_attention=.* one mapping per layer"),
+])
+def test_config_file_overrides_fail_by_key(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        build_encoder_config("tiny", overrides)
+
+
+def test_config_file_overrides_and_fixed_values():
+    config = build_encoder_config("tiny", {"attention": {"num_random_blocks": 1}, "dropout": 0}, vocab_size=77)
+    assert (config.vocab_size, config.dropout, config.attention["num_random_blocks"]) == (77, 0.0, 1)
+    assert config.attention["window_blocks"] == 3
+    with pytest.raises(ConfigError, match="model='huge'"):
+        build_encoder_config("huge")
+
+
+def test_layer_attention_gives_each_layer_its_pattern_and_inputs_pad_to_every_block_size():
+    config = tiny(layer_attention=[{"block_size": 16}, {"block_size": 24}])
+    assert [config.pattern(i).block_size for i in range(2)] == [16, 24]
+    assert config.length_multiple == 48
+    assert tiny().length_multiple == 64
+    windows = tiny(attention={"type": "longformer", "window": 32, "block_size": 16},
+                   layer_attention=[{"window": 32}, {"window": 96}])
+    assert [windows.pattern(i).window for i in range(2)] == [32, 96]

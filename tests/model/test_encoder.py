@@ -8,7 +8,7 @@ from dnabird.model import Encoder, PretrainingModel, layer_seed, tiny
 def small(**overrides):
     settings = dict(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=64, vocab_size=64,
                     dropout=0.0, attention_dropout=0.0, max_positions=4200,
-                    attention={"type": "bigbird_itc", "num_heads": 2, "block_size": 16, "window_blocks": 3,
+                    attention={"type": "bigbird_itc", "block_size": 16, "window_blocks": 3,
                                "num_random_blocks": 2, "random_mode": "uniform"})
     settings.update(overrides)
     return tiny(**settings)
@@ -35,7 +35,7 @@ def test_padded_positions_do_not_change_real_outputs():
 
 
 def test_reach_is_global_through_cls_and_sparse_elsewhere():
-    config = small(attention={"type": "bigbird_itc", "num_heads": 2, "block_size": 64, "window_blocks": 3,
+    config = small(attention={"type": "bigbird_itc", "block_size": 64, "window_blocks": 3,
                               "num_random_blocks": 3, "random_mode": "uniform"})
     encoder = Encoder(config, seed=0).eval()
     length, block = 4096, 64
@@ -111,7 +111,7 @@ def test_autocast(dtype):
 
 
 def test_longformer_layers_carry_global_projections():
-    config = small(attention={"type": "longformer", "num_heads": 2, "window": 32, "block_size": 16})
+    config = small(attention={"type": "longformer", "window": 32, "block_size": 16})
     encoder = Encoder(config, seed=0).eval()
     attention = encoder.layers[0].attention
     for local, global_ in ((attention.query, attention.global_query), (attention.key, attention.global_key),
@@ -130,7 +130,7 @@ def test_longformer_layers_carry_global_projections():
 @pytest.mark.parametrize("pre_norm", [False, True])
 def test_a_layer_with_full_attention_matches_torch_transformer_encoder_layer(pre_norm):
     config = small(pre_norm=pre_norm, activation="gelu", layer_norm_eps=1e-5,
-                   attention={"type": "full", "num_heads": 2})
+                   attention={"type": "full"})
     ours = Encoder(config, seed=3).layers[0].eval()
     peer = torch.nn.TransformerEncoderLayer(32, 2, 64, dropout=0.0, activation="gelu", batch_first=True,
                                             norm_first=pre_norm).eval()
@@ -162,7 +162,7 @@ def test_pre_norm_encoder_ends_with_a_layer_norm():
 @pytest.mark.parametrize("positional", ["rotary", "learned"])
 def test_rotary_encoder_sees_relative_positions_only(positional):
     def hidden(offset):
-        config = small(positional=positional, position_offset=offset, attention={"type": "full", "num_heads": 2})
+        config = small(positional=positional, position_offset=offset, attention={"type": "full"})
         with torch.no_grad():
             return Encoder(config, seed=0).eval()(ids(2, 64))
 
@@ -188,7 +188,7 @@ def test_rotary_encoder_has_no_position_table_and_no_hugging_face_form():
 
 def test_fan_in_init_scales_layer_linears_with_their_width():
     config = small(hidden_size=128, num_heads=4, intermediate_size=512, init="fan_in",
-                   attention={"type": "full", "num_heads": 4})
+                   attention={"type": "full"})
     model = PretrainingModel(config, seed=0)
     layer = model.encoder.layers[0]
     for linear, fan_in in ((layer.attention.query, 128), (layer.ffn_in, 128), (layer.ffn_out, 512)):
@@ -201,7 +201,7 @@ def test_fan_in_init_scales_layer_linears_with_their_width():
     assert abs(embeddings.std().item() - config.initializer_range) < 0.002  # N(0, 0.02) as with "bert"
     assert torch.equal(PretrainingModel(config, seed=0).encoder.layers[0].ffn_in.bias, layer.ffn_in.bias)
     bert = PretrainingModel(small(hidden_size=128, num_heads=4, intermediate_size=512,
-                                  attention={"type": "full", "num_heads": 4}), seed=0).encoder.layers[0]
+                                  attention={"type": "full"}), seed=0).encoder.layers[0]
     assert abs(bert.ffn_in.weight.std().item() - 0.02) < 0.001 and not bert.ffn_in.bias.any()
     with pytest.raises(ParameterError, match="init"):
         small(init="xavier")
@@ -219,3 +219,37 @@ def test_construction_leaves_global_rng_alone():
     assert torch.equal(state, torch.random.get_rng_state())
     a, b = Encoder(small(), seed=5), Encoder(small(), seed=5)
     assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
+
+
+def test_each_layer_calls_attention_with_its_own_pattern():
+    from dnabird.attention import BigBirdITC, Full
+    from dnabird.model.encoder import layer_seed
+
+    config = small(num_layers=2, layer_attention=[{"type": "full"}, {"block_size": 8, "num_random_blocks": 1}])
+    encoder = Encoder(config, seed=3).eval()
+    tokens = ids(1, 128)
+    expected_patterns = [Full(num_heads=2), BigBirdITC(num_heads=2, block_size=8, window_blocks=3,
+                                                       num_random_blocks=1)]
+    with torch.no_grad():
+        x = encoder.embeddings(tokens, torch.zeros_like(tokens))
+        for index, (layer, pattern) in enumerate(zip(encoder.layers, expected_patterns, strict=True)):
+            x = layer(x, None, pattern, layer_seed(config, index, 0, training=False))
+        got = encoder(tokens)
+    torch.testing.assert_close(got, x, rtol=0, atol=1e-6)
+    # with one pattern for both layers the output differs, so the comparison above is not vacuous
+    with torch.no_grad():
+        y = encoder.embeddings(tokens, torch.zeros_like(tokens))
+        for index, layer in enumerate(encoder.layers):
+            y = layer(y, None, expected_patterns[1], layer_seed(config, index, 0, training=False))
+    assert not torch.allclose(got, y, atol=1e-4)
+
+
+def test_attention_density_counts_the_blocks_each_query_reads():
+    from dnabird.model.encoder import attention_density
+
+    # ITC, 32 blocks of 16: the 2 global rows read all 32 blocks; rows 1 and 30 read their window (which
+    # holds a global block), the other global block and 3 random blocks (7); rows 2-29 read 3 + 2 + 3 = 8
+    expected = (2 * 32 + 2 * 7 + 28 * 8) / 32 ** 2
+    config = tiny(attention={"block_size": 16})
+    assert attention_density(config, 512) == pytest.approx(expected)
+    assert attention_density(tiny(attention={"type": "full"}), 300) == 1.0

@@ -10,7 +10,7 @@ from dnabird.model import IGNORE_INDEX, PretrainingModel, SequenceClassifier, ti
 def small(**overrides):
     settings = dict(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=64, vocab_size=40,
                     dropout=0.0, attention_dropout=0.0, max_positions=512,
-                    attention={"type": "bigbird_itc", "num_heads": 2, "block_size": 16, "window_blocks": 3,
+                    attention={"type": "bigbird_itc", "block_size": 16, "window_blocks": 3,
                                "num_random_blocks": 1, "random_mode": "uniform"})
     settings.update(overrides)
     return tiny(**settings)
