@@ -17,12 +17,13 @@ from dnabird.tasks import TASKS
 
 def run(args: argparse.Namespace) -> int:
     from dnabird.finetune.recipe import finetune, load_config
+    from dnabird.stages.finetune import from_pipeline
 
     overrides = list(args.overrides)
+    pipeline = args.task in read_yaml(args.config)   # a pipeline file: its TASK section
     if args.pretrained is not None:
-        key = f"{args.task}.pretrained" if args.task in read_yaml(args.config) else "pretrained"
-        overrides.append(f"{key}={args.pretrained}")
-    config = load_config(args.task, args.config, overrides)
+        overrides.append(f"{args.task + '.' if pipeline else ''}pretrained={args.pretrained}")
+    config = (from_pipeline if pipeline else load_config)(args.task, args.config, overrides)
     if args.out is not None:
         config = dataclasses.replace(config, train=dataclasses.replace(config.train, out_dir=args.out))
     finetune(args.task, config, resume=args.resume)

@@ -18,8 +18,9 @@ class FinetuneConfig:
     pretrained: checkpoint directory of a pretrained encoder, or "none" to train the same model from
         scratch (the baseline beside every pretrained run). Inside `dnabird run`, null means the
         `pretrain` stage's model.
-    model, model_overrides: the encoder trained from scratch: a preset and `EncoderConfig` fields to
-        change (vocab_size comes from the tokenizer). Ignored with a pretrained checkpoint.
+    model, model_overrides: the encoder trained from scratch: a preset and `EncoderConfig` fields merged
+        over it (`dnabird.model.config.build_encoder_config`; vocab_size comes from the tokenizer), checked
+        when the config loads. Ignored with a pretrained checkpoint.
     tokenizer: the tokenizer `.model` the task's inputs are encoded with. Null: the pretrained checkpoint's
         (inside `dnabird run`: the `tokenizer` stage's). A checkpoint trained with another tokenizer is an error.
     dropout, attention_dropout: the encoder's (and head's) dropout while fine-tuning; null keeps the
@@ -62,6 +63,9 @@ class FinetuneConfig:
         known = (*BINARY_METRICS, *LOWER_IS_BETTER, "median_auroc", "median_auprc", "macro_f1")
         if self.selection_metric not in known:
             raise ParameterError("selection_metric", self.selection_metric, f"one of {known}")
+        from dnabird.model.config import build_encoder_config
+
+        build_encoder_config(self.model, self.model_overrides)  # the model settings fail when the config loads
 
     def check_schedule(self, max_steps: int) -> None:
         """Warmup must be stated for fine-tuning: fewer steps than the run has."""

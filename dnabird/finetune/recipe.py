@@ -49,16 +49,12 @@ VALIDATION_KEYS = ("loss", "accuracy", "f1", "auroc", "auprc", "mcc", "macro_f1"
 
 
 def load_config(task: str, path: str | os.PathLike, overrides: list[str] = ()) -> FinetuneConfig:
-    """Read a task config YAML (the keys of the task's config) or a pipeline YAML with a section named
-    after the task, apply `key.sub=value` overrides, validate. Unknown keys and wrong types fail by name."""
+    """Read a task config YAML (the keys of the task's config), apply `key.sub=value` overrides, validate.
+    Unknown keys and wrong types fail by name. (A pipeline YAML's task section: see
+    `dnabird.stages.finetune.from_pipeline`.)"""
     from dnabird.config import apply_overrides, build_config, read_yaml
 
-    data = read_yaml(path)
-    if task in data:                        # a pipeline file: that task's stage section
-        from dnabird.stages.finetune import from_pipeline
-
-        return from_pipeline(task, path, overrides)
-    return build_config(task_module(task).CONFIG, apply_overrides(data, overrides, str(path)), str(path))
+    return build_config(task_module(task).CONFIG, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
 
 
 def checkpoint_tokenizer(directory: str | os.PathLike) -> Tokenizer:
@@ -92,15 +88,17 @@ def _dropout_overrides(config: FinetuneConfig) -> dict:
     return {name: getattr(config, name) for name in names if getattr(config, name) is not None}
 
 
-def encoder_config(config: FinetuneConfig, tokenizer: Tokenizer):
-    """The `EncoderConfig` fine-tuned: the checkpoint's, or the preset's from scratch, with the dropout overrides."""
-    from dnabird.model.config import EncoderConfig, preset
+def encoder_config(config: FinetuneConfig, tokenizer: Tokenizer | None = None):
+    """The `EncoderConfig` fine-tuned: the checkpoint's, or from scratch the preset with `model_overrides`
+    (and the tokenizer's vocabulary size), with the dropout overrides on top."""
+    from dnabird.model.config import EncoderConfig, build_encoder_config
 
+    dropouts = _dropout_overrides(config)
     if config.pretrained == FROM_SCRATCH:
-        model = preset(config.model, **{**config.model_overrides, "vocab_size": tokenizer.vocab_size})
-    else:
-        model = read_config(config.pretrained)
-    return EncoderConfig.from_dict({**model.to_dict(), **_dropout_overrides(config)}, source="fine-tuning config")
+        fixed = {} if tokenizer is None else {"vocab_size": tokenizer.vocab_size}
+        return build_encoder_config(config.model, config.model_overrides, **fixed, **dropouts)
+    return EncoderConfig.from_dict({**read_config(config.pretrained).to_dict(), **dropouts},
+                                   source=f"{config.pretrained} with the fine-tuning dropout")
 
 
 def build_model(config: FinetuneConfig, task: TaskData, model_config) -> torch.nn.Module:
@@ -139,8 +137,7 @@ def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict
     out_dir = Path(config.train.out_dir)
     tokenizer = resolve_tokenizer(config)
     model_config = encoder_config(config, tokenizer)
-    block_size = model_config.attention.get("block_size", 64)
-    data = task_module(task).build(config, tokenizer, block_size=block_size, out_dir=out_dir)
+    data = task_module(task).build(config, tokenizer, block_size=model_config.length_multiple, out_dir=out_dir)
     if data.spec.eval_length + model_config.position_offset > model_config.max_positions:
         raise ParameterError("eval_length", data.spec.eval_length,
                              f"at most the model's max_positions={model_config.max_positions} tokens")

@@ -21,7 +21,7 @@ from dnabird.model.task_spec import TaskSpec
 
 MOTIF = "GGGGCGGGGC"
 MODEL = {"num_layers": 1, "hidden_size": 32, "num_heads": 2, "intermediate_size": 64, "max_positions": 256,
-         "attention": {"type": "bigbird_itc", "num_heads": 2, "block_size": 16, "window_blocks": 3,
+         "attention": {"type": "bigbird_itc", "block_size": 16, "window_blocks": 3,
                        "num_random_blocks": 1, "random_mode": "uniform"}}
 
 

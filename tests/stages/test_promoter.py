@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from dnabird.errors import ConfigError
-from dnabird.finetune.recipe import load_config
 from dnabird.model.checkpoint import read_task
 from dnabird.pipeline import load_pipeline
+from dnabird.stages.finetune import from_pipeline
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def test_promoter_stage_reports_the_selected_model_beside_the_baselines(embedded
 
 
 def test_finetune_reads_a_pipeline_section_with_paths_from_its_stages(embedded_default):
-    config = load_config("promoter", ROOT / "pipelines" / "demo.yaml", [f"out_dir={embedded_default.root}"])
+    config = from_pipeline("promoter", ROOT / "pipelines" / "demo.yaml", [f"out_dir={embedded_default.root}"])
     assert Path(config.pretrained) == embedded_default.checkpoint
     assert Path(config.tokenizer) == embedded_default.tokenizer
     assert Path(config.data.genome) == embedded_default.fasta and config.data.chain.endswith(".chain")
