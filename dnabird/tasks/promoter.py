@@ -108,6 +108,18 @@ class PromoterConfig(FinetuneConfig):
     data: PromoterData = field(default_factory=PromoterData)
 
 
+@dataclass(frozen=True)
+class Redraw:
+    """What drawing a fresh DeePromoter negative needs: the positives' bases ([P, W] uint8), the tokenizer,
+    the block size, and the part counts."""
+
+    positives: np.ndarray
+    tokenizer: object
+    block_size: int
+    parts: int = 20
+    keep: int = 8
+
+
 class PromoterExamples(EpochExamples):
     """One split's examples: slot 2i is positive i, slot 2i + 1 its negative.
 
@@ -116,7 +128,7 @@ class PromoterExamples(EpochExamples):
     """
 
     def __init__(self, positive_ids: np.ndarray, negative_ids: np.ndarray, *, seed: int, shuffle: bool,
-                 redraw: tuple | None = None):
+                 redraw: Redraw | None = None):
         labels = np.tile(np.array([1, 0], dtype=np.int64), len(positive_ids))
         super().__init__(labels, seed=seed, shuffle=shuffle)
         self.positive_ids, self.negative_ids, self.redraw = positive_ids, negative_ids, redraw
@@ -128,10 +140,10 @@ class PromoterExamples(EpochExamples):
         elif self.redraw is None or epoch == 0:
             ids = self.negative_ids[i]
         else:
-            positives, tokenizer, block_size, parts, keep = self.redraw
-            sequence = deepromoter_negative(positives[i], _rng(self.seed, epoch, i, DEEPROMOTER_TAG),
-                                            parts=parts, keep=keep)
-            ids = _encode([sequence], tokenizer, block_size, self.positive_ids.shape[1],
+            draw = self.redraw
+            sequence = deepromoter_negative(draw.positives[i], _rng(self.seed, epoch, i, DEEPROMOTER_TAG),
+                                            parts=draw.parts, keep=draw.keep)
+            ids = _encode([sequence], draw.tokenizer, draw.block_size, self.positive_ids.shape[1],
                           f"DeePromoter negative of positive {i}, epoch {epoch}")[0]
         return {"input_ids": ids.astype(np.int64), "labels": self.labels[index]}
 
@@ -320,12 +332,10 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
     for name, split in splits.items():
         ids = np.pad(encoded[name], ((0, 0), (0, eval_length - encoded[name].shape[1])),
                      constant_values=tokenizer.pad_id)
-        extra = None
-        if redraw and name == "train":
-            extra = (np.stack(split.positive_seqs), tokenizer, block_size, data.deepromoter_parts,
-                     data.deepromoter_keep)
+        fresh = Redraw(np.stack(split.positive_seqs), tokenizer, block_size, data.deepromoter_parts,
+                       data.deepromoter_keep) if redraw and name == "train" else None
         datasets[name] = PromoterExamples(ids[0::2], ids[1::2], seed=config.seed, shuffle=name == "train",
-                                          redraw=extra)
+                                          redraw=fresh)
         sequences[name] = np.stack(interleaved(split))
     spec = TaskSpec(task="promoter", problem="binary", labels=["promoter"], eval_length=int(eval_length),
                     window_length=parse_anchor(data.anchor).length, anchor=data.anchor, strand_rule="feature",

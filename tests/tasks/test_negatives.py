@@ -3,7 +3,7 @@ import pytest
 
 from dnabird.model.task_spec import parse_anchor
 from dnabird.tasks.negatives import GenomicNegatives, deepromoter_negative, gc_fraction, part_bounds
-from dnabird.tasks.promoter import DEEPROMOTER_TAG, PromoterExamples
+from dnabird.tasks.promoter import DEEPROMOTER_TAG, PromoterExamples, Redraw
 
 
 def ascii(text: str) -> np.ndarray:
@@ -53,7 +53,7 @@ def test_deepromoter_negatives_are_a_pure_function_of_seed_epoch_and_index():
                           for i, p in enumerate(positives)])
         ids = tok.encode_batch([s.tobytes().decode() for s in np.stack([positives, first], 1).reshape(12, -1)],
                                block_size=1, length=202)[0]
-        return PromoterExamples(ids[0::2], ids[1::2], seed=7, shuffle=True, redraw=(positives, tok, 1, 20, 8))
+        return PromoterExamples(ids[0::2], ids[1::2], seed=7, shuffle=True, redraw=Redraw(positives, tok, 1))
 
     a, b = examples(), examples()                    # e.g. before a kill and after the resume
     for g in [0, 5, 11, 12, 17, 30, 35]:
