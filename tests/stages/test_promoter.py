@@ -20,7 +20,7 @@ def test_promoter_stage_reports_the_selected_model_beside_the_baselines(embedded
     folder = embedded_default.promoter
     report = json.loads((folder / "report.json").read_text())
     rows = report["test"]["rows"]
-    assert list(rows) == ["fine-tuned model", "4-mer baseline", "token count baseline"]
+    assert set(rows) == {"fine-tuned model", "4-mer baseline", "token count baseline"}
     test = report["data"]["examples"]["test"]
     for row in rows.values():
         assert row["examples"] == test["positives"] + test["negatives"] and row["positives"] == test["positives"]
@@ -30,7 +30,7 @@ def test_promoter_stage_reports_the_selected_model_beside_the_baselines(embedded
     assert set(validated) == {3, 6} and report["selection"]["step"] == max(validated, key=validated.get)
     task = read_task(folder / "model")
     assert (task.anchor, task.window_length, task.strand_rule) == ("tss:-500:+300", 800, "feature")
-    assert task.eval_length == report["data"]["eval_length"] and task.eval_length % 64 == 0
+    assert task.eval_length == report["data"]["eval_length"] and task.eval_length % 16 == 0  # the demo's block
     assert report["token_lengths"]["test"]["promoter"]["max"] <= task.eval_length
     assert report["data"]["negatives"] == "genomic" and report["data"]["liftover"]["unmapped"] > 0
     for name in ("windows.tsv", "liftover_dropped.tsv", "roc.png", "pr.png", "learning_curve.png"):
