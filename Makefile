@@ -1,8 +1,9 @@
 # dnabird: `make test` and (later) `make demo` do all set-up on a fresh machine with only Python.
 PYTHON ?= python3
 VENV ?= .venv
-# Choose your torch build, e.g. TORCH_SPEC='torch --index-url <a CUDA wheel index>' on a GPU machine.
-# The default resolves to a CPU wheel on machines without a GPU.
+# Choose your torch build. The default comes from the default package index: on Linux the CUDA build
+# (it runs on CPU too, a download of several GB); the CPU build is much smaller:
+# TORCH_SPEC='torch==2.13.0 --index-url <PyTorch's CPU wheel index>'.
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 # Extra `key.sub=value` overrides for the demo pipeline, e.g. DEMO_ARGS='out_dir=runs/demo2'.

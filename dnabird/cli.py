@@ -14,17 +14,19 @@ import sys
 
 from dnabird import __version__
 from dnabird.errors import DnabirdError
+from dnabird.progress import set_quiet
 
-COMMAND_MODULES = (
-    "dnabird.commands.info",
-    "dnabird.commands.pretrain",
-    "dnabird.commands.evaluate",
+COMMAND_MODULES = (  # in workflow order, as `dnabird --help` lists them
     "dnabird.commands.fetch",
     "dnabird.commands.finetune",
     "dnabird.commands.corpus",
-    "dnabird.commands.import_hf",
-    "dnabird.commands.run",
     "dnabird.commands.tokenizer",
+    "dnabird.commands.shards",
+    "dnabird.commands.pretrain",
+    "dnabird.commands.evaluate",
+    "dnabird.commands.run",
+    "dnabird.commands.import_hf",
+    "dnabird.commands.info",
 )
 
 
@@ -47,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    set_quiet(args.quiet)
     if not hasattr(args, "func"):
         parser.print_help()
         return 2

@@ -9,11 +9,14 @@ rename each other's temporary away: the last complete write wins.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+
+FINGERPRINT_BLOCK = 1 << 20
 
 
 @contextlib.contextmanager
@@ -27,6 +30,23 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def file_fingerprint(path: str | os.PathLike) -> dict:
+    """Cheap content fingerprint of a file: the sha256 of a file up to 2 MiB; of a larger one its size,
+    modification time and the sha256 of its first and last MiB (cheap on multi-GB genomes; a same-size
+    edit in the middle is caught by the modification time)."""
+    path = Path(path)
+    stat = path.stat()
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        if stat.st_size <= 2 * FINGERPRINT_BLOCK:
+            digest.update(handle.read())
+            return {"size": stat.st_size, "sha256": digest.hexdigest()}
+        digest.update(handle.read(FINGERPRINT_BLOCK))
+        handle.seek(stat.st_size - FINGERPRINT_BLOCK)
+        digest.update(handle.read())
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

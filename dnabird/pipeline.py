@@ -20,8 +20,13 @@ re-run later stages, while a regenerated large file does.
 A stage reads earlier stages' outputs from this run or, when the pipeline leaves those stages
 out, from their finished records in the same `out_dir`.
 
-Each run also writes `out_dir/run.json` (resolved config, seed, versions, status, times, outputs)
-and `out_dir/config.yaml`, the resolved config that `dnabird run` accepts again.
+Each run also writes `out_dir/run.json` (resolved config, seed, versions, each stage's status and
+time, outputs; for a failed run also the failed stage and its error) and `out_dir/config.yaml`, the
+resolved config that `dnabird run` accepts again.
+
+Paths in `run.json` and `stage.json` are recorded relative to `out_dir` when they lie inside it, else
+absolute, so the run folder can be moved or read from any working directory: `load_run_record(out_dir)`
+returns the record with every output path resolved.
 
 Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
 """
@@ -29,7 +34,6 @@ Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib
 import json
 import logging
@@ -44,7 +48,7 @@ import yaml
 
 from dnabird.config import apply_overrides, build_config, coerce, read_yaml
 from dnabird.errors import ConfigError
-from dnabird.io import write_json_atomic, write_text_atomic
+from dnabird.io import file_fingerprint, write_json_atomic, write_text_atomic
 from dnabird.provenance import versions
 
 STAGE_MODULES = (
@@ -57,7 +61,6 @@ STAGE_MODULES = (
     "dnabird.stages.promoter_compare",
 )
 PIPELINE_KEYS = ("out_dir", "seed")
-FINGERPRINT_BLOCK = 1 << 20
 STAGE_RECORD = "stage.json"
 RESOLVED_CONFIG = "config.yaml"
 log = logging.getLogger(__name__)
@@ -79,10 +82,14 @@ class Stage:
 
 @dataclass
 class RunContext:
-    """What a stage sees of the run: the output root and earlier stages' outputs."""
+    """What a stage sees of the run: the output root (made absolute, so every path a stage is given
+    resolves from anywhere) and earlier stages' outputs as recorded (see `recorded_path`)."""
 
     out_dir: Path
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.out_dir = Path(os.path.abspath(self.out_dir))
 
     def output(self, stage: str, name: str) -> Path:
         """The path an earlier stage recorded as `name`, in this run or a finished earlier run into
@@ -92,7 +99,7 @@ class RunContext:
             if record.get("finished"):
                 self.outputs[stage] = record["outputs"]
         try:
-            return Path(self.outputs[stage][name])
+            return self.out_dir / self.outputs[stage][name]  # recorded relative to out_dir, or absolute
         except KeyError:
             raise ConfigError(f"this stage needs output {name!r} of stage {stage!r}: add a {stage!r} "
                               f"section, or run it once into {self.out_dir}") from None
@@ -123,8 +130,18 @@ def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
                   stages: Sequence[Stage] | None = None) -> Pipeline:
     """Read and validate a pipeline YAML, applying `key.sub=value` overrides first."""
     path = Path(path)
+    return build_pipeline(apply_overrides(read_yaml(path), overrides, str(path)), path, stages)
+
+
+def default_pipeline(stages: Sequence[Stage] | None = None) -> Pipeline:
+    """Every stage with its default config (what `dnabird run --print-config` shows without a pipeline)."""
     stages = registered_stages() if stages is None else list(stages)
-    data = apply_overrides(read_yaml(path), overrides, str(path))
+    return build_pipeline({stage.name: {} for stage in stages}, Path("defaults.yaml"), stages)
+
+
+def build_pipeline(data: Mapping, path: Path, stages: Sequence[Stage] | None = None) -> Pipeline:
+    """Validate a pipeline mapping that was read from `path` (named in errors)."""
+    stages = registered_stages() if stages is None else list(stages)
     by_name = {stage.name: stage for stage in stages}
     for key in data:
         if key not in by_name and key not in PIPELINE_KEYS:
@@ -144,8 +161,7 @@ def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
 # ---- fingerprints and stage records ---------------------------------------------------------------
 
 def fingerprint(path: str | os.PathLike) -> dict:
-    """Cheap content fingerprint: sha256 of a small file; size, mtime and sha256 of the first and
-    last MiB of a large one (see the module docstring).
+    """Cheap content fingerprint: `dnabird.io.file_fingerprint` of a file (see the module docstring).
 
     A directory maps each file below it to its fingerprint, leaving out temporary `*.tmp` files
     and stage records (a stage's output folder may be its own stage folder).
@@ -156,21 +172,29 @@ def fingerprint(path: str | os.PathLike) -> dict:
                 if p.is_file() and not p.name.endswith(".tmp") and p.name != STAGE_RECORD}
     if not path.is_file():
         raise ConfigError(f"input {path} does not exist")
-    stat = path.stat()
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        if stat.st_size <= 2 * FINGERPRINT_BLOCK:
-            digest.update(handle.read())
-            return {"size": stat.st_size, "sha256": digest.hexdigest()}
-        digest.update(handle.read(FINGERPRINT_BLOCK))
-        handle.seek(stat.st_size - FINGERPRINT_BLOCK)
-        digest.update(handle.read())
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
+    return file_fingerprint(path)
 
 
-def _stage_key(config, inputs: Sequence[Path]) -> dict:
+def recorded_path(path: str | os.PathLike, out_dir: Path) -> str:
+    """How `path` is recorded in a run folder: relative to `out_dir` when inside it, else absolute."""
+    path, root = Path(os.path.abspath(path)), Path(os.path.abspath(out_dir))
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def load_run_record(out_dir: str | os.PathLike) -> dict:
+    """`out_dir/run.json` with every output path resolved to an absolute path."""
+    out_dir = Path(os.path.abspath(out_dir))
+    record = _load_record(out_dir / "run.json")
+    if record is None:
+        raise ConfigError(f"{out_dir}: no readable run.json (has `dnabird run` written here?)")
+    record["outputs"] = {stage: {name: str(out_dir / path) for name, path in outputs.items()}
+                         for stage, outputs in record["outputs"].items()}
+    return record
+
+
+def _stage_key(config, inputs: Sequence[Path], out_dir: Path) -> dict:
     return {"config": json.loads(json.dumps(dataclasses.asdict(config), default=str)),
-            "inputs": {str(p): fingerprint(p) for p in inputs}}
+            "inputs": {recorded_path(p, out_dir): fingerprint(p) for p in inputs}}
 
 
 def _load_record(path: Path) -> dict | None:
@@ -186,44 +210,61 @@ def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
                  force: Sequence[str] = ()) -> dict:
     """Run (or skip) each configured stage in order; `force` names stages to run afresh regardless.
 
-    Returns the run record also written to `out_dir/run.json`: resolved config, seed, versions,
-    each stage's status ("ran" | "skipped"), seconds and outputs.
+    Writes `out_dir/run.json` — resolved config, seed, versions, `status` ("finished" | "failed"), each
+    stage's status ("ran" | "skipped" | "failed" | "not run"), seconds and outputs, and for a failed run
+    `error` (the stage and its message) — also when a stage raises, before the exception propagates.
+    Returns that record as `load_run_record` reads it (output paths absolute).
     """
     stages = [s for s in (registered_stages() if stages is None else stages) if s.name in pipeline.stages]
     context = RunContext(pipeline.out_dir)
-    status, seconds = {}, {}
+    status, seconds = {stage.name: "not run" for stage in stages}, {}
     environment = versions()
-    for stage in stages:
-        config = pipeline.stages[stage.name]
-        stage_dir = pipeline.out_dir / stage.name
-        record_path = stage_dir / STAGE_RECORD
-        key = _stage_key(config, stage.inputs(config, context))
-        record = _load_record(record_path) or {}
-        same_key = record.get("key") == key and stage.name not in force
-        if same_key and record.get("finished") \
-                and all(Path(p).exists() for p in record["outputs"].values()):
-            log.info("stage %s: up to date, skipped (%s)", stage.name, record_path)
-            context.outputs[stage.name] = record["outputs"]
-            status[stage.name] = "skipped"
-            continue
-        if same_key:
-            log.info("stage %s: resuming an interrupted run in %s", stage.name, stage_dir)
-        else:
-            log.info("stage %s: running afresh into %s", stage.name, stage_dir)
-            shutil.rmtree(stage_dir, ignore_errors=True)
-        write_json_atomic(record_path, {"key": key, "finished": False})
-        started = time.perf_counter()
-        outputs = {name: str(path) for name, path in stage.run(config, context, stage_dir).items()}
-        seconds[stage.name] = round(time.perf_counter() - started, 2)
-        context.outputs[stage.name] = outputs
-        write_json_atomic(record_path, {"key": key, "finished": True, "outputs": outputs,
-                                 "seconds": seconds[stage.name], "versions": environment})
-        status[stage.name] = "ran"
-        log.info("stage %s: done in %.1f s", stage.name, seconds[stage.name])
     record = {"pipeline": pipeline.source, "config": pipeline.resolved(), "seed": pipeline.seed,
-              "versions": environment, "stages": status, "seconds": seconds, "outputs": context.outputs}
-    write_json_atomic(pipeline.out_dir / "run.json", record)
-    resolved = pipeline.out_dir / RESOLVED_CONFIG
-    write_text_atomic(resolved, f"# Resolved from {pipeline.source}; rerun: dnabird run {resolved}\n"
-               + yaml.safe_dump(pipeline.resolved(), sort_keys=False))
-    return record
+              "versions": environment, "status": "failed", "stages": status, "seconds": seconds,
+              "outputs": context.outputs}
+    current = None
+    try:
+        for stage in stages:
+            current = stage.name
+            status[current] = _run_stage(stage, pipeline.stages[current], context, seconds, environment, force)
+        record["status"] = "finished"
+    except BaseException as err:  # an interruption too: the record says where the run stopped
+        status[current] = "failed"
+        record["error"] = {"stage": current, "type": type(err).__name__, "message": str(err)}
+        raise
+    finally:
+        write_json_atomic(pipeline.out_dir / "run.json", record)
+        resolved = pipeline.out_dir / RESOLVED_CONFIG
+        write_text_atomic(resolved, f"# Resolved from {pipeline.source}; rerun: dnabird run {resolved}\n"
+                          + yaml.safe_dump(pipeline.resolved(), sort_keys=False))
+    return load_run_record(pipeline.out_dir)
+
+
+def _run_stage(stage: Stage, config, context: RunContext, seconds: dict, environment: dict,
+               force: Sequence[str]) -> str:
+    """Run or skip one stage, recording its outputs in `context` and `seconds`; returns "ran" or "skipped"."""
+    stage_dir = context.out_dir / stage.name
+    record_path = stage_dir / STAGE_RECORD
+    key = _stage_key(config, stage.inputs(config, context), context.out_dir)
+    record = _load_record(record_path) or {}
+    same_key = record.get("key") == key and stage.name not in force
+    if same_key and record.get("finished") \
+            and all((context.out_dir / p).exists() for p in record["outputs"].values()):
+        log.info("stage %s: up to date, skipped (%s)", stage.name, record_path)
+        context.outputs[stage.name] = record["outputs"]
+        return "skipped"
+    if same_key:
+        log.info("stage %s: resuming an interrupted run in %s", stage.name, stage_dir)
+    else:
+        log.info("stage %s: running afresh into %s", stage.name, stage_dir)
+        shutil.rmtree(stage_dir, ignore_errors=True)
+    write_json_atomic(record_path, {"key": key, "finished": False})
+    started = time.perf_counter()
+    outputs = {name: recorded_path(path, context.out_dir)
+               for name, path in stage.run(config, context, stage_dir).items()}
+    seconds[stage.name] = round(time.perf_counter() - started, 2)
+    context.outputs[stage.name] = outputs
+    write_json_atomic(record_path, {"key": key, "finished": True, "outputs": outputs,
+                                    "seconds": seconds[stage.name], "versions": environment})
+    log.info("stage %s: done in %.1f s", stage.name, seconds[stage.name])
+    return "ran"

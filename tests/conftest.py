@@ -11,7 +11,6 @@ skips every stage that is up to date and the fixture costs about a second.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -44,14 +43,14 @@ def embedded_default(tmp_path_factory) -> SimpleNamespace:
     heldout_shards, pretrain (the run folder: checkpoints, metrics.jsonl, report.json), checkpoint
     (the tiny pretrained model directory, loadable with `dnabird.model.checkpoint.load_checkpoint`) and
     promoter (the promoter stage's folder: report.json, model/ with task.json, windows.tsv ...)."""
-    from dnabird.pipeline import load_pipeline, run_pipeline
+    from dnabird.pipeline import load_pipeline, load_run_record, run_pipeline
 
     workspace = os.environ.get("DNABIRD_TEST_WORKSPACE")
     out = Path(workspace) if workspace else tmp_path_factory.mktemp("embedded_default")
     pipeline = load_pipeline(ROOT / "pipelines" / "demo.yaml",
                              [f"out_dir={out}", f"fetch.dest={out / 'data'}", *FIXTURE_OVERRIDES])
     run_pipeline(pipeline)
-    outputs = json.loads((out / "run.json").read_text())["outputs"]
+    outputs = load_run_record(out)["outputs"]
     return SimpleNamespace(
         root=out,
         fasta=Path(outputs["fetch"]["fasta"]),

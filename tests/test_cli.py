@@ -1,17 +1,21 @@
+import re
 import subprocess
 import sys
+
+import pytest
 
 from dnabird.cli import main
 from dnabird.errors import InputFormatError, ParameterError
 
+WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "run", "import-hf", "info"]
 
-def test_help_lists_commands(capsys):
-    try:
+
+def test_help_lists_every_command_in_workflow_order(capsys):
+    with pytest.raises(SystemExit) as exit_:
         main(["--help"])
-    except SystemExit as exit_:
-        assert exit_.code == 0
-    out = capsys.readouterr().out
-    assert "info" in out
+    assert exit_.value.code == 0
+    listed = re.findall(r"^    (\S+) ", capsys.readouterr().out, flags=re.MULTILINE)
+    assert listed == WORKFLOW
 
 
 def test_python_dash_m_runs_info():
@@ -30,3 +34,13 @@ def test_error_messages_name_the_culprit():
     assert str(err) == "peaks.bed, line 7: expected 3 columns, got 2"
     err = ParameterError("block_size", 0, "a positive integer")
     assert "block_size=0" in str(err) and "positive integer" in str(err)
+
+
+def test_evaluate_names_a_missing_checkpoint_and_a_bad_device(tmp_path, capsys):
+    assert main(["evaluate", str(tmp_path / "runs" / "model"), "--shards", str(tmp_path)]) == 1
+    assert f"{tmp_path / 'runs' / 'model'}: checkpoint directory not found" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["evaluate", str(tmp_path / "empty"), "--shards", str(tmp_path)]) == 1
+    assert f"{tmp_path / 'empty' / 'config.json'}: missing from the checkpoint directory" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "empty"), "--shards", str(tmp_path), "--device", "gpu"]) == 1
+    assert "device='gpu' is invalid: expected one of auto, cpu, cuda" in capsys.readouterr().err

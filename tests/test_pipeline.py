@@ -10,7 +10,15 @@ import pytest
 import yaml
 
 from dnabird.errors import ConfigError
-from dnabird.pipeline import STAGE_MODULES, Stage, fingerprint, load_pipeline, registered_stages, run_pipeline
+from dnabird.pipeline import (
+    STAGE_MODULES,
+    Stage,
+    fingerprint,
+    load_pipeline,
+    load_run_record,
+    registered_stages,
+    run_pipeline,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -117,6 +125,57 @@ def test_deleted_output_reruns_the_stage(setup):
     run_pipeline(pipeline, recorder.stages())
     (pipeline.out_dir / "use" / "all.txt").unlink()
     assert run_pipeline(pipeline, recorder.stages())["stages"] == {"make": "skipped", "use": "ran"}
+
+
+def test_a_failed_run_still_writes_run_json_naming_the_stage_and_its_error(setup):
+    recorder, config = setup
+    pipeline = load_pipeline(config, stages=recorder.stages())
+    recorder.fail_after = 1
+    with pytest.raises(KeyboardInterrupt):
+        run_pipeline(pipeline, recorder.stages())
+    run = json.loads((pipeline.out_dir / "run.json").read_text())
+    assert run["status"] == "failed" and run["stages"] == {"make": "failed", "use": "not run"}
+    assert run["error"] == {"stage": "make", "type": "KeyboardInterrupt", "message": ""}
+    assert run["config"]["make"]["value"] == 2 and (pipeline.out_dir / "config.yaml").exists()
+    recorder.fail_after = None
+
+    def use_fails(config, context, stage_dir):
+        raise ValueError("no labels to use")
+
+    recorder.use = use_fails
+    with pytest.raises(ValueError):
+        run_pipeline(pipeline, recorder.stages())
+    run = json.loads((pipeline.out_dir / "run.json").read_text())
+    assert run["stages"] == {"make": "ran", "use": "failed"} and run["outputs"]["make"] == {"parts": "make"}
+    assert run["error"] == {"stage": "use", "type": "ValueError", "message": "no labels to use"}
+    recorder.source.unlink()  # a stage whose input is gone fails before it runs
+    with pytest.raises(ConfigError):
+        run_pipeline(pipeline, recorder.stages())
+    run = json.loads((pipeline.out_dir / "run.json").read_text())
+    assert run["stages"] == {"make": "failed", "use": "not run"}
+    assert run["error"]["type"] == "ConfigError" and "input.txt does not exist" in run["error"]["message"]
+
+
+def test_run_record_resolves_from_any_folder_and_after_a_move(setup, tmp_path, monkeypatch):
+    recorder, config = setup
+    monkeypatch.chdir(tmp_path)
+    relative = tmp_path / "relative.yaml"
+    relative.write_text(yaml.safe_dump({"out_dir": "out", "make": {"value": 2}, "use": None}))
+    run_pipeline(load_pipeline(relative, stages=recorder.stages()), recorder.stages())
+    raw = json.loads((tmp_path / "out" / "run.json").read_text())["outputs"]
+    assert raw == {"make": {"parts": "make"}, "use": {"all": "use/all.txt"}}  # relative to the run folder
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert load_run_record(tmp_path / "out")["outputs"]["use"]["all"] == str(tmp_path / "out" / "use" / "all.txt")
+    (tmp_path / "out").rename(tmp_path / "moved")
+    record = load_run_record(tmp_path / "moved")
+    assert Path(record["outputs"]["use"]["all"]).read_text().startswith("aaaa:2:0|")
+    moved = tmp_path / "moved.yaml"
+    moved.write_text(yaml.safe_dump({"out_dir": str(tmp_path / "moved"), "make": {"value": 2}, "use": None}))
+    record = run_pipeline(load_pipeline(moved, stages=recorder.stages()), recorder.stages())
+    assert record["stages"] == {"make": "skipped", "use": "skipped"}  # a moved run folder is still up to date
+    assert record["outputs"]["make"]["parts"] == str(tmp_path / "moved" / "make")
 
 
 def test_interrupted_stage_resumes_per_part(setup):

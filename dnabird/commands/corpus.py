@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
         max_offset_bp=args.max_offset_bp, max_n_fraction=args.max_n_fraction,
         contigs=args.contigs, held_out=args.held_out,
     )
-    report = build_corpus(args.fasta, args.out, config, progress=not args.quiet)
+    report = build_corpus(args.fasta, args.out, config)
     for split, counts in report["splits"].items():
         print(f"{split:>8}: {counts['documents']} documents, {counts['sentences']} sentences, "
               f"{counts['bp']} bp from {len(counts['contigs'])} contigs")

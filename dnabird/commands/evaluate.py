@@ -1,4 +1,8 @@
-"""`dnabird evaluate CHECKPOINT --shards HELDOUT`: held-out MLM accuracy, NSP accuracy, bits per base."""
+"""`dnabird evaluate CHECKPOINT`: held-out MLM accuracy, NSP accuracy and bits per base of a pretrained model.
+
+Without options it repeats the held-out evaluation of the pretraining run that wrote the checkpoint (its
+shards and settings, from the run's `run.json`), so it reproduces that run's `report.json`.
+"""
 
 from __future__ import annotations
 
@@ -17,15 +21,20 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("evaluate", help="held-out MLM/NSP accuracy and bits per base of a model")
+    parser = subparsers.add_parser(
+        "evaluate", help="held-out MLM/NSP accuracy and bits per base of a model",
+        description="Score a pretrained model on held-out shards. Options left out take the values the "
+                    "pretraining run that wrote CHECKPOINT was evaluated with (from its run.json), so the "
+                    "command alone reproduces that run's report.json; without such a record --shards is "
+                    "required and the rest default as shown.")
     parser.add_argument("checkpoint", help="model directory (config.json, model.safetensors, tokenizer .model)")
-    parser.add_argument("--shards", required=True, help="held-out token shards (file or directory)")
-    parser.add_argument("--train-shards", help="training shards, for the unigram baseline")
-    parser.add_argument("--max-length", type=int, default=4096, help="tokens per example (default 4096)")
-    parser.add_argument("--mask-rate", type=float, default=0.15, help="share of tokens masked (default 0.15)")
-    parser.add_argument("--examples", type=int, default=256, help="held-out examples scored (default 256)")
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--seed", type=int, default=1234, help="seed of the held-out examples and masking")
-    parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
+    parser.add_argument("--shards", help="held-out token shards (file or directory)")
+    parser.add_argument("--train-shards", help="training shards, for the unigram baseline (default: none)")
+    parser.add_argument("--max-length", type=int, help="tokens per example (default 4096)")
+    parser.add_argument("--mask-rate", type=float, help="share of tokens masked (default 0.15)")
+    parser.add_argument("--examples", type=int, help="held-out examples scored (default 256)")
+    parser.add_argument("--batch-size", type=int, help="examples per forward pass (default 8)")
+    parser.add_argument("--seed", type=int, help="seed of the held-out examples and masking (default 1234)")
+    parser.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
     parser.add_argument("--out", help="write the report as JSON here")
     parser.set_defaults(func=run)

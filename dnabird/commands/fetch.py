@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     if args.name is None:
         print("dnabird fetch: give a source NAME (see --list) or a manifest path", file=sys.stderr)
         return 2
-    outputs = fetch(args.name, args.dest, progress=not args.quiet)
+    outputs = fetch(args.name, args.dest)
     for key, path in outputs.items():
         print(f"{key}: {path}")
     return 0

@@ -1,17 +1,31 @@
-"""`dnabird run PIPELINE.yaml [key.sub=value ...]`: run a pipeline's stages, skipping those up to date."""
+"""`dnabird run PIPELINE.yaml [key.sub=value ...]`: run a pipeline's stages, skipping those up to date.
+
+`--print-config` prints the resolved config instead (defaults filled in, overrides applied); without a
+pipeline, the default config of every stage.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from dnabird.pipeline import load_pipeline, run_pipeline
+import yaml
+
+from dnabird.pipeline import default_pipeline, load_pipeline, run_pipeline
 
 
 def run(args: argparse.Namespace) -> int:
-    pipeline = load_pipeline(args.pipeline, args.overrides)
+    if args.pipeline is None and not args.print_config:
+        print("dnabird run: give a PIPELINE.yaml (or --print-config for every stage's defaults)", file=sys.stderr)
+        return 2
+    pipeline = default_pipeline() if args.pipeline is None else load_pipeline(args.pipeline, args.overrides)
+    if args.print_config:
+        print(yaml.safe_dump(pipeline.resolved(), sort_keys=False), end="")
+        return 0
     record = run_pipeline(pipeline, force=args.force)
-    for stage, state in record["stages"].items():
+    for stage in pipeline.stages:  # in run order (run.json sorts its keys)
+        state = record["stages"][stage]
         took = f" in {record['seconds'][stage]:.1f} s" if stage in record["seconds"] else ""
         outputs = sorted({str(Path(p) if Path(p).is_dir() else Path(p).parent)
                           for p in record["outputs"][stage].values()})
@@ -21,10 +35,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("run", help="run the stages of a pipeline YAML")
-    parser.add_argument("pipeline", help="pipeline YAML, e.g. pipelines/demo.yaml")
+    parser = subparsers.add_parser("run", help="run the stages of a pipeline YAML (or print its config)")
+    parser.add_argument("pipeline", nargs="?", help="pipeline YAML, e.g. pipelines/demo.yaml")
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
                         help="override config values, e.g. tokenizer.vocab_size=512 seed=3")
     parser.add_argument("--force", action="append", default=[], metavar="STAGE",
                         help="run STAGE even when it is up to date (repeatable)")
+    parser.add_argument("--print-config", action="store_true",
+                        help="print the resolved config (defaults filled in, overrides applied) and exit; "
+                             "without PIPELINE, every stage's defaults")
     parser.set_defaults(func=run)

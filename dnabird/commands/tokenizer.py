@@ -53,6 +53,7 @@ def register(subparsers) -> None:
     trainer.set_defaults(func=train)
     encoder = commands.add_parser("encode", help="print token ids of DNA sequences (arguments or stdin)")
     encoder.add_argument("--model", required=True, help="tokenizer model file")
-    encoder.add_argument("sequences", nargs="*", help="uppercase ACGTN sequences; none: read stdin")
+    encoder.add_argument("sequences", nargs="*",
+                         help="ACGTN sequences (lower case reads as upper case); none: read stdin")
     encoder.add_argument("--offsets", action="store_true", help="print id:start-end bp spans")
     encoder.set_defaults(func=encode)

@@ -6,10 +6,9 @@ import hashlib
 import os
 from pathlib import Path
 
-from tqdm import tqdm
-
 from dnabird.data.manifests import normalize_digest
 from dnabird.errors import InputFormatError
+from dnabird.progress import progress_bar
 
 CHUNK = 1 << 20
 
@@ -47,9 +46,9 @@ def file_digests(path: str | os.PathLike, algorithms: list[str], progress: bool 
     """Digests of a file by algorithm name, reading it once."""
     path = Path(path)
     hashers = {algorithm: new_hasher(algorithm) for algorithm in dict.fromkeys(algorithms)}
-    with open(path, "rb") as handle, tqdm(total=path.stat().st_size, unit="B", unit_scale=True,
-                                         desc=f"checking {path.name}", leave=False,
-                                         disable=None if progress else True) as bar:
+    with open(path, "rb") as handle, progress_bar(total=path.stat().st_size, unit="B", unit_scale=True,
+                                                  desc=f"checking {path.name}", leave=False,
+                                                  enabled=progress) as bar:
         while chunk := handle.read(CHUNK):
             for hasher in hashers.values():
                 hasher.update(chunk)

@@ -16,10 +16,11 @@ prefix), one stream for cut points and one for document sizes, so any part can b
 on its own and the cut points do not depend on `max_n_fraction`.
 
 Output format (one directory):
-- `{split}/part-{pass:02d}-{chrom}.tsv.gz`: one sentence per line,
+- `{split}/part-{pass:02d}-{name}.tsv.gz`: one sentence per line (`name` is the contig's name made safe
+  for file names, see `part_stem`),
   `doc_id<TAB>chrom<TAB>start<TAB>end<TAB>SEQUENCE` (0-based half-open, upper case A/C/G/T/N);
   a document's sentences are contiguous lines, in genome order; doc_id is `p{pass:02d}:{chrom}:{n:06d}`.
-- `{split}/part-{pass:02d}-{chrom}.json`: that part's counts and the config that made it.
+- `{split}/part-{pass:02d}-{name}.json`: that part's counts and the config that made it.
   Both are written atomically (temp + rename), the `.json` first: a part is complete when its
   `.tsv.gz` exists, so an interrupted run resumes by skipping complete parts.
 - `report.json`: config, seed, documents/sentences/bp per split, skipped sentences by reason, versions.
@@ -29,25 +30,30 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import hashlib
 import io
 import json
 import logging
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
 from dnabird.errors import ConfigError, InputFormatError, ParameterError
 from dnabird.genome.reference import Genome, contig_alias
 from dnabird.io import atomic_output, write_json_atomic
+from dnabird.progress import progress_bar
 from dnabird.provenance import versions
 
 log = logging.getLogger(__name__)
 
 SPLITS = ("train", "heldout")
+PART_SUFFIX = ".tsv.gz"
+_FILE_SAFE = re.compile(r"[A-Za-z0-9._-]{1,100}")
+_FILE_UNSAFE_CHARS = re.compile(r"[^A-Za-z0-9._-]")
 _FETCH_SENTENCES = 256  # sentences read from the FASTA in one fetch
 _SEQUENCE_CHARS = frozenset("ACGTN")
 
@@ -139,8 +145,7 @@ def build_corpus(fasta: str | Path, out_dir: str | Path, config: CorpusConfig | 
             (out_dir / split).mkdir(parents=True, exist_ok=True)
         _check_existing_parts(out_dir, config)
         total_bp = config.passes * sum(genome.length(name) for name in contigs)
-        with tqdm(total=total_bp, unit="bp", unit_scale=True, desc="corpus",
-                  disable=None if progress else True) as bar:
+        with progress_bar(total=total_bp, unit="bp", unit_scale=True, desc="corpus", enabled=progress) as bar:
             for pass_index in range(config.passes):
                 for chrom in contigs:
                     split = "heldout" if chrom in held_out else "train"
@@ -171,6 +176,16 @@ def cut_points(length: int, chrom: str, pass_index: int,
     return starts, ends
 
 
+def part_stem(pass_index: int, chrom: str) -> str:
+    """`part-PP-NAME`: NAME is `chrom` when it is up to 100 letters, digits, '.', '_' or '-'; otherwise the
+    other characters become '_', it is cut to 100 and 8 hex digits of the name's sha256 follow, so distinct
+    contigs get distinct files (`gi|9626243|ref|NC_001416.1|` -> `gi_9626243_ref_NC_001416.1_-e14b3e45`)."""
+    if _FILE_SAFE.fullmatch(chrom):
+        return f"part-{pass_index:02d}-{chrom}"
+    digest = hashlib.sha256(chrom.encode()).hexdigest()[:8]
+    return f"part-{pass_index:02d}-{_FILE_UNSAFE_CHARS.sub('_', chrom)[:100]}-{digest}"
+
+
 def corpus_parts(corpus_dir: str | Path, split: str) -> list[Path]:
     """The part files of one split, sorted by name."""
     if split not in SPLITS:
@@ -178,7 +193,7 @@ def corpus_parts(corpus_dir: str | Path, split: str) -> list[Path]:
     directory = Path(corpus_dir) / split
     if not directory.is_dir():
         raise InputFormatError(f"no {split!r} split in this corpus directory", path=corpus_dir)
-    return sorted(directory.glob("part-*.tsv.gz"))
+    return sorted(directory.glob(f"part-*{PART_SUFFIX}"))
 
 
 def iter_documents(corpus_dir: str | Path, split: str) -> Iterator[Document]:
@@ -232,8 +247,15 @@ def _select_contigs(genome: Genome, config: CorpusConfig) -> list[str]:
         if not contigs:
             raise InputFormatError(f"no chr1–22, X, Y contigs; name the contigs to use (found: "
                                    f"{', '.join(genome.contigs[:20])})", path=genome.path)
-        return contigs
-    return list(dict.fromkeys(genome.resolve(name) for name in config.contigs))
+    else:
+        contigs = list(dict.fromkeys(genome.resolve(name) for name in config.contigs))
+    stems: dict[str, str] = {}
+    for name in contigs:
+        other = stems.setdefault(part_stem(0, name).lower(), name)  # lower: case-insensitive file systems
+        if other != name:
+            raise InputFormatError(f"contigs {other!r} and {name!r} would share the part file "
+                                   f"{part_stem(0, name)}{PART_SUFFIX}; leave one out", path=genome.path)
+    return contigs
 
 
 def _generators(chrom: str, pass_index: int, seed: int) -> list[np.random.Generator]:
@@ -245,8 +267,8 @@ def _generators(chrom: str, pass_index: int, seed: int) -> list[np.random.Genera
 
 def _part(genome: Genome, chrom: str, pass_index: int, config: CorpusConfig, directory: Path) -> dict:
     """Counts of one (pass, chromosome) part: read back when complete, else cut and written now."""
-    part = directory / f"part-{pass_index:02d}-{chrom}.tsv.gz"
-    stats_path = directory / f"part-{pass_index:02d}-{chrom}.json"
+    part = directory / (part_stem(pass_index, chrom) + PART_SUFFIX)
+    stats_path = directory / (part_stem(pass_index, chrom) + ".json")
     if part.exists() and stats_path.exists():
         stats = json.loads(stats_path.read_text())
         if stats["contig_bp"] != genome.length(chrom):

@@ -10,10 +10,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tqdm import tqdm
-
 from dnabird import __version__
 from dnabird.errors import DownloadError, ParameterError
+from dnabird.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +57,8 @@ def _transfer(url: str, part: Path, timeout: float, progress: bool) -> None:
             offset, mode = 0, "wb"
         total = offset + int(announced) if announced is not None else None
         received = offset
-        with open(part, mode) as out, tqdm(total=total, initial=offset, unit="B", unit_scale=True,
-                                           desc=part.name.removesuffix(".part"),
-                                           disable=None if progress else True) as bar:
+        with open(part, mode) as out, progress_bar(total=total, initial=offset, unit="B", unit_scale=True,
+                                                   desc=part.name.removesuffix(".part"), enabled=progress) as bar:
             while chunk := response.read(CHUNK):
                 out.write(chunk)
                 received += len(chunk)

@@ -19,7 +19,7 @@ import torch
 
 from dnabird.data.tokenizer import SPECIAL_TOKENS, Tokenizer
 from dnabird.errors import InputFormatError, ParameterError
-from dnabird.model.heads import IGNORE_INDEX
+from dnabird.labels import IGNORE_INDEX
 
 PAD_ID, CLS_ID, SEP_ID, MASK_ID = Tokenizer.pad_id, Tokenizer.cls_id, Tokenizer.sep_id, Tokenizer.mask_id
 NUM_SPECIAL = len(SPECIAL_TOKENS)        # ids below this are special and never masked or swapped in

@@ -1,6 +1,6 @@
-"""Tokenized corpus shards in HDF5, one per corpus part, and an O(1) random-access reader.
+"""Tokenized corpus shards in HDF5, one per corpus part (`build_shards`), and an O(1) random-access reader.
 
-Layout of a shard (DESIGN.md):
+Layout of a shard:
   /ids                 uint16 (uint32 when the vocabulary exceeds 65,536 ids): all tokens, concatenated
   /sentence_offsets    int64 [sentences + 1]: sentence s is ids[sentence_offsets[s]:sentence_offsets[s+1]]
   /document_offsets    int64 [documents + 1]: document d is sentences document_offsets[d] to [d+1]
@@ -8,7 +8,9 @@ Layout of a shard (DESIGN.md):
   /document_ids        UTF-8 strings [documents]
   attributes           chroms (JSON list indexed by coords[:, 0]), tokenizer_hash, corpus_config (JSON),
                        num_documents, num_sentences, num_tokens, plus any the writer is given
-A shard is written to `NAME.tmp` and renamed when complete, so a file with the final name is whole.
+A shard is written to a temporary file and renamed when complete, so a file with the final name is whole.
+`build_shards` rewrites a shard only when its corpus part's content or the tokenizer changed, so an
+interrupted run redoes just the parts that were not finished.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from dnabird.data.corpus import PART_SUFFIX, corpus_parts, iter_part_documents
 from dnabird.data.tokenizer import Tokenizer, check_sequence
 from dnabird.errors import InputFormatError
-from dnabird.io import atomic_output
+from dnabird.io import atomic_output, file_fingerprint
+from dnabird.progress import progress_bar
 
 SHARD_SUFFIX = ".h5"
 _ENCODE_BATCH_SENTENCES = 4096
@@ -70,6 +74,45 @@ class _Column:
         start = len(self)
         self.dataset.resize(start + len(rows), axis=0)
         self.dataset[start:] = rows
+
+
+def build_shards(corpus_dir: str | os.PathLike, tokenizer: Tokenizer | str | os.PathLike,
+                 out_dir: str | os.PathLike, splits: Iterable[str] = ("train", "heldout")) -> dict[str, Path]:
+    """Tokenize every part of each split of a corpus directory into `out_dir/SPLIT/PART.h5`.
+
+    A shard already made from the same part content by the same tokenizer is kept; shards whose part
+    is gone are removed. Returns split -> its shard folder (which exists even when the split is empty).
+    """
+    corpus_dir, out_dir = Path(corpus_dir), Path(out_dir)
+    tokenizer = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer.load(tokenizer)
+    report = corpus_dir / "report.json"
+    corpus_config = json.loads(report.read_text()).get("config", {}) if report.exists() else {}
+    outputs = {}
+    for split in splits:
+        split_dir = out_dir / split
+        split_dir.mkdir(parents=True, exist_ok=True)
+        wanted = {split_dir / (part.name.removesuffix(PART_SUFFIX) + SHARD_SUFFIX): part
+                  for part in corpus_parts(corpus_dir, split)}
+        for stale in set(split_dir.glob(f"*{SHARD_SUFFIX}")) - set(wanted):
+            stale.unlink()
+        for shard_path, part in progress_bar(wanted.items(), desc=f"shards {split}", unit="part"):
+            source = json.dumps(file_fingerprint(part), sort_keys=True)
+            if shard_is_current(shard_path, tokenizer.hash, source):
+                continue
+            write_shard(shard_path, iter_part_documents(part), tokenizer, corpus_config=corpus_config,
+                        attrs={"source": part.name, "source_fingerprint": source, "split": split})
+        outputs[split] = split_dir
+    return outputs
+
+
+def shard_is_current(path: Path, tokenizer_hash: str, source_fingerprint: str) -> bool:
+    """True when `path` is a finished shard of this part content made by this tokenizer."""
+    try:
+        with h5py.File(path, "r") as shard:
+            return (shard.attrs["tokenizer_hash"], shard.attrs["source_fingerprint"]) == \
+                (tokenizer_hash, source_fingerprint)
+    except (OSError, KeyError):
+        return False
 
 
 def write_shard(path: str | os.PathLike, documents: Iterable, tokenizer: Tokenizer, *,

@@ -1,7 +1,8 @@
 """DNA byte-pair tokenizer: sentencepiece BPE over A, C, G, T, N with dnabird's fixed special ids.
 
-Special tokens (DESIGN.md): [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4; the vocabulary size
-counts them. Sentences are encoded one at a time, so a piece never crosses a sentence boundary.
+Special tokens, at the same ids in every dnabird tokenizer: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3,
+[MASK]=4; the vocabulary size counts them. Sentences are encoded one at a time, so a piece never
+crosses a sentence boundary. Lower case (soft-masked bases) reads as upper case.
 Training keeps a seeded reservoir sample of `sample_size` sentences; sentencepiece's BPE trainer
 then needs about 35 MB per 1,000 sentences of 500-1000 bp (measured at vocab 32000: 10,000
 sentences peak at 0.43 GB, 40,000 at 1.4 GB, growing linearly). The default 100,000 sentences
@@ -22,11 +23,11 @@ from pathlib import Path
 
 import numpy as np
 import sentencepiece as spm
-from tqdm import tqdm
 
 from dnabird.data.corpus import iter_documents
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import atomic_output
+from dnabird.progress import progress_bar
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 ALPHABET = "ACGTN"
@@ -37,10 +38,8 @@ def check_sequence(sequence: str, record: str) -> None:
     """Raise `InputFormatError` naming `record` if `sequence` holds anything but uppercase A, C, G, T, N."""
     bad = _INVALID.search(sequence)
     if bad is not None:
-        raise InputFormatError(
-            f"character {bad.group()!r} at offset {bad.start()}: DNA sentences must be uppercase {ALPHABET}",
-            record=record,
-        )
+        raise InputFormatError(f"character {bad.group()!r} at offset {bad.start()}: expected only {ALPHABET} "
+                               "(in either case: soft-masked lower case reads as upper case)", record=record)
 
 
 def reservoir_sample(items: Iterable[str], size: int, seed: int) -> list[str]:
@@ -147,7 +146,7 @@ class Tokenizer:
         is always in the alphabet (otherwise a sample without N would map N to [UNK]).
         """
         _check_sizes(vocab_size, max_piece_length, sample_size)
-        sample = reservoir_sample(sentences, sample_size, seed)
+        sample = [sentence.upper() for sentence in reservoir_sample(sentences, sample_size, seed)]
         for index, sentence in enumerate(sample):
             check_sequence(sentence, f"training sentence {index}")
         if not sample:
@@ -199,14 +198,17 @@ class Tokenizer:
                num_threads: int = 1) -> list[int] | list[list[int]]:
         """Token ids of one sentence (a list of ids) or of each of several (a list of lists).
 
-        `record` names the input in errors; for a list the index is appended.
+        Lower case (soft-masked repeats, as `Genome.fetch` returns them) reads as upper case. `record`
+        names the input in errors; for a list the index is appended.
         """
         if isinstance(sequences, str):
-            check_sequence(sequences, record or "sequence")
-            return self._sp.encode(sequences)
-        for index, sequence in enumerate(sequences):
+            sequence = sequences.upper()
+            check_sequence(sequence, record or "sequence")
+            return self._sp.encode(sequence)
+        upper = [sequence.upper() for sequence in sequences]
+        for index, sequence in enumerate(upper):
             check_sequence(sequence, f"{record or 'sequence'} {index}")
-        return self._sp.encode(list(sequences), num_threads=num_threads)
+        return self._sp.encode(upper, num_threads=num_threads)
 
     def decode(self, ids: Iterable[int]) -> str:
         """The DNA spelled by `ids`; special tokens decode to nothing."""
@@ -265,11 +267,12 @@ def train_on_corpus(corpus_dir: str | os.PathLike, path: str | os.PathLike,
                     config: TokenizerConfig | None = None) -> tuple[Tokenizer, dict]:
     """Train on a corpus's `train` split; report bp/token on a seeded sample of `heldout` sentences."""
     config = config or TokenizerConfig()
-    train = tqdm(corpus_sentences(corpus_dir, "train"), desc="tokenizer sample", unit=" sentences", disable=None)
+    train = progress_bar(corpus_sentences(corpus_dir, "train"), desc="tokenizer sample", unit=" sentences")
     tokenizer = Tokenizer.train(train, path, vocab_size=config.vocab_size,
                                 max_piece_length=config.max_piece_length,
                                 sample_size=config.sample_sentences, seed=config.seed)
-    heldout = reservoir_sample(corpus_sentences(corpus_dir, "heldout"), config.heldout_sentences,
+    heldout = reservoir_sample(progress_bar(corpus_sentences(corpus_dir, "heldout"), desc="tokenizer held-out",
+                                            unit=" sentences"), config.heldout_sentences,
                                config.seed) if config.heldout_sentences else []
     report = {"config": dataclasses.asdict(config), "vocab_size": tokenizer.vocab_size,
               "tokenizer_hash": tokenizer.hash, "heldout_sentences": len(heldout),

@@ -1,5 +1,5 @@
 """Unpacking downloaded files: streaming gunzip (multi-member, trailing garbage tolerated), safe untar,
-and a `.fai` index so pyfaidx can read a FASTA."""
+and a FASTA's `.fai` index."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import tarfile
 import zlib
 from pathlib import Path
 
-import pyfaidx
-from tqdm import tqdm
-
 from dnabird.errors import InputFormatError
+from dnabird.genome.reference import Genome
 from dnabird.io import atomic_output
+from dnabird.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +30,8 @@ def gunzip(source: str | Path, target: str | Path, progress: bool = True) -> int
     source, target = Path(source), Path(target)
     ignored = 0
     with atomic_output(target) as temporary, open(source, "rb") as src, open(temporary, "wb") as out, \
-            tqdm(total=source.stat().st_size, unit="B", unit_scale=True, desc=f"gunzip {source.name}",
-                 disable=None if progress else True) as bar:
+            progress_bar(total=source.stat().st_size, unit="B", unit_scale=True, desc=f"gunzip {source.name}",
+                         enabled=progress) as bar:
         member, pending, started = None, b"", False
         while True:
             chunk = src.read(CHUNK)
@@ -112,9 +111,6 @@ def untar(archive: str | Path, dest: str | Path, replaceable: set[str] = frozens
 
 
 def index_fasta(path: str | Path) -> Path:
-    """Build (or refresh, if older than the FASTA) the `.fai` index pyfaidx reads; returns its path."""
-    try:
-        pyfaidx.Faidx(str(path)).close()
-    except (pyfaidx.FastaIndexingError, ValueError) as err:
-        raise InputFormatError(f"cannot index FASTA: {err}", path=path) from err
+    """Build (or refresh, when stale) the `.fai` index of a FASTA, as `Genome` does; returns its path."""
+    Genome(path).close()
     return Path(f"{path}.fai")

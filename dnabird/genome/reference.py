@@ -5,16 +5,16 @@ many N were padded at each end when the window runs off the chromosome (windows 
 never shortened). Contig names resolve through the aliases `chr1`↔`1` … `chrX`↔`X`,
 `chrY`↔`Y` (never `chrM`↔`MT`: different sequences). IUPAC ambiguity codes read as N.
 
-The `.fai` index is built when missing. An existing index is checked against the FASTA
+The `.fai` index is built when missing, by samtools' rules (`build_index`: blank lines between
+records are fine, as in a `cat` of FASTA files), and read by pyfaidx. An existing index is checked against the FASTA
 (modification time, and each record's header, line width and end byte); a stale one is
 rebuilt, or reported when `rebuild_index=False`, so a fetch never returns the wrong bases.
-For bgzip-compressed FASTA only the modification-time check applies.
+For bgzip-compressed FASTA pyfaidx builds the index and only the modification-time check applies.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +22,7 @@ from pathlib import Path
 import pyfaidx
 
 from dnabird.errors import InputFormatError, ParameterError
+from dnabird.io import write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -166,79 +167,128 @@ def _open_indexed(path: Path, rebuild_index: bool) -> pyfaidx.Faidx:
         raise InputFormatError("FASTA file not found", path=path)
     if path.stat().st_size == 0:
         raise InputFormatError("FASTA file is empty", path=path)
+    if path.suffix in (".gz", ".bgz"):
+        return _pyfaidx(path, rebuild=True)  # pyfaidx indexes bgzip itself; only its mtime check applies
     index_path = Path(f"{path}.fai")
-    if index_path.exists() and path.stat().st_mtime > index_path.stat().st_mtime and not rebuild_index:
-        raise InputFormatError(f"index is older than the FASTA {path}; delete it to rebuild", path=index_path)
-    had_index = index_path.exists()
-    try:
-        faidx = _faidx(path)
-    except InputFormatError as err:
-        if not had_index or err.line is not None:
-            raise
-        faidx, problem = None, (None, f"unreadable: {err.__cause__}")  # the index, not the FASTA, may be broken
+    if not index_path.exists():
+        build_index(path)
+        return _pyfaidx(path)
+    faidx = None
+    if path.stat().st_mtime > index_path.stat().st_mtime:
+        problem = "older than the FASTA"
     else:
-        if path.suffix in (".gz", ".bgz"):
-            return faidx
-        problem = _index_problem(path, faidx.index)
-    if problem and had_index:
-        if faidx is not None:
-            faidx.close()
-        if not rebuild_index:
-            raise InputFormatError(f"index does not match the FASTA {path} ({problem[1]}); delete it to "
-                                   "rebuild", path=index_path)
-        log.warning("rebuilding stale index %s (%s)", index_path, problem[1])
-        index_path.unlink()
-        faidx = _faidx(path)
-        problem = _index_problem(path, faidx.index)
-    if problem:
+        try:
+            faidx = _pyfaidx(path)
+        except InputFormatError as err:
+            problem = f"unreadable: {err.__cause__}"
+        else:
+            problem = _index_problem(path, faidx.index)
+    if problem is None:
+        return faidx
+    if faidx is not None:
         faidx.close()
-        line, message = problem
-        raise InputFormatError(message, path=path, line=line)
-    return faidx
+    if not rebuild_index:
+        raise InputFormatError(f"index does not match the FASTA {path} ({problem}); delete it to rebuild",
+                               path=index_path)
+    log.warning("rebuilding stale index %s (%s)", index_path, problem)
+    build_index(path)
+    return _pyfaidx(path)
 
 
-def _faidx(path: Path) -> pyfaidx.Faidx:
+def _pyfaidx(path: Path, rebuild: bool = False) -> pyfaidx.Faidx:
     try:
-        return pyfaidx.Faidx(str(path), as_raw=True, rebuild=True)
+        return pyfaidx.Faidx(str(path), as_raw=True, rebuild=rebuild)
     except pyfaidx.UnsupportedCompressionFormat as err:
         raise InputFormatError("compressed FASTA must be bgzip-compressed (or decompressed)",
                                path=path) from err
-    except (pyfaidx.FastaIndexingError, ValueError) as err:
-        located = _header_error(path)
-        if located is not None:
-            raise InputFormatError(located[2], path=path, line=located[0], record=located[1]) from err
-        raise InputFormatError(f"malformed FASTA: {err}", path=path) from err
+    except (pyfaidx.FastaIndexingError, ValueError, RuntimeError) as err:
+        raise InputFormatError(f"malformed FASTA or index: {err}", path=path) from err
 
 
-def _header_error(path: Path) -> tuple[int, str, str] | None:
-    """First empty or duplicate FASTA header as (line, record, message); None if all are fine."""
-    seen: dict[str, int] = {}
+def build_index(path: str | Path) -> Path:
+    """Write `PATH.fai` for a plain FASTA file by samtools' rules, and return its path.
+
+    Accepted as `samtools faidx` accepts: blank (or all-space) lines between records and at the end, CRLF
+    or LF line ends, a last line without a newline. Records without bases are left out of the index (samtools leaves
+them out too, except after a CRLF blank line, where it lists them with length 0). Refused, with
+    the line: text before the first header, a header without a name (or a space after '>'), a duplicate
+    name (samtools keeps the first with a warning), whitespace inside a sequence line (samtools skips it;
+    pyfaidx would read it as a base), a line wider than
+    the record's first line, bases after a record's shorter or blank line, and a header as the last line.
+    """
+    path = Path(path)
+    rows, seen = [], {}
+    record = None  # [name, bases, offset, line bases, line bytes, ended]
+
+    def finish():
+        if record is not None and record[1]:
+            rows.append(record[:5])
+
     with open(path, "rb") as handle:
+        offset = 0
         for number, line in enumerate(handle, start=1):
-            if not line.startswith(b">"):
-                continue
-            words = line[1:].decode(errors="replace").split()
-            if not words or line[1:2].isspace():
-                header = line.decode(errors="replace").rstrip()
-                return number, header, "malformed FASTA header: no sequence name"
-            if words[0] in seen:
-                return number, words[0], f"duplicate sequence name (first at line {seen[words[0]]})"
-            seen[words[0]] = number
-    return None
+            text = line.rstrip(b"\r\n")
+            if text.startswith(b">"):
+                finish()
+                words = text[1:].decode(errors="replace").split()
+                if not words or text[1:2].isspace():
+                    shown = text.decode(errors="replace")
+                    expected = f"expected '>{words[0]}', the name right after '>'" if words else "no sequence name"
+                    raise InputFormatError(f"malformed FASTA header {shown!r}: {expected}", path=path, line=number)
+                if words[0] in seen:
+                    raise InputFormatError(f"duplicate sequence name (first at line {seen[words[0]]})",
+                                           path=path, line=number, record=words[0])
+                seen[words[0]] = number
+                record = [words[0], 0, offset + len(line), 0, 0, False]
+            elif not text.strip():
+                if record is not None:
+                    record[5] = True
+            elif record is None:
+                raise InputFormatError("expected a '>' header line before the sequence", path=path, line=number)
+            else:
+                width = len(line) if line.endswith(b"\n") else len(line) + 1  # as samtools counts a last line
+                _check_sequence_line(text, width, record, path, number)
+                record[1] += len(text)
+            offset += len(line)
+    if record is not None and record[2] == offset:
+        raise InputFormatError("the file ends with this record's header line: truncated?", path=path,
+                               record=record[0])
+    finish()
+    index_path = Path(f"{path}.fai")
+    write_text_atomic(index_path, "".join("\t".join(map(str, row)) + "\n" for row in rows))
+    return index_path
 
 
-def _index_problem(path: Path, index) -> tuple[int | None, str] | None:
-    """Check the index against the FASTA bytes: each record's header, line width, and that
-    records follow each other up to the end of the file.
+def _check_sequence_line(text: bytes, size: int, record: list, path: Path, number: int) -> None:
+    """Check one sequence line against its record's first line; the first sets the line width."""
+    name, _, _, line_bases, line_bytes, ended = record
+    if any(byte in b" \t\r\v\f" for byte in text):
+        raise InputFormatError("whitespace inside a sequence line", path=path, line=number, record=name)
+    if ended:
+        raise InputFormatError("sequence continues after a shorter or blank line (only the last line of a "
+                               "record may be shorter)", path=path, line=number, record=name)
+    if not line_bytes:
+        record[3], record[4] = len(text), size
+    elif len(text) > line_bases or (len(text) == line_bases and size > line_bytes):
+        raise InputFormatError(f"line of {len(text)} bases in {size} bytes where the record's first line has "
+                               f"{line_bases} in {line_bytes}: lines must be equally wide", path=path,
+                               line=number, record=name)
+    elif len(text) < line_bases or size < line_bytes:
+        record[5] = True
 
-    Returns (line number or None, description) of the first mismatch, else None.
+
+def _index_problem(path: Path, index) -> str | None:
+    """Check the index against the FASTA bytes: each record's header, line width, and that between
+    records (and after the last) there are only blank lines and headers of records without bases.
+
+    Returns a description of the first mismatch, else None.
     """
     size = path.stat().st_size
-    previous_end = None
+    previous = None  # (name, byte after its last base)
     with open(path, "rb") as handle:
         for name, record in index.items():
             if record.offset > size:
-                return None, f"record {name!r} starts beyond the end of the file"
+                return f"record {name!r} starts beyond the end of the file"
             lookback = min(record.offset, 4096)
             handle.seek(record.offset - lookback)
             before = handle.read(lookback)
@@ -246,24 +296,29 @@ def _index_problem(path: Path, index) -> tuple[int | None, str] | None:
             header = before[header_start - (record.offset - lookback):].rstrip(b"\r\n")
             if not header.startswith(b">") or header[1:].split()[:1] != [name.encode()] \
                     or header[1:2].isspace():
-                line = _line_number(handle, header_start)
-                shown = header.decode(errors="replace")
-                return line, f"malformed FASTA header {shown!r}: expected '>{name}', the name right after '>'"
-            if previous_end is not None and header_start != previous_end:
-                return None, f"record {name!r} does not start where the previous record ends"
+                return f"record {name!r}: the line before its sequence is {header.decode(errors='replace')!r}"
+            if previous is not None and not _only_blank_lines_and_headers(handle, *previous, header_start):
+                return f"record {name!r} does not start where the previous record ends"
             if record.rlen > record.lenc:
                 handle.seek(record.offset + record.lenc)
                 if handle.read(record.lenb - record.lenc).strip(b"\r\n"):
-                    return None, f"record {name!r}: lines are not {record.lenc} bases wide"
-            previous_end = record.offset + record.rlen + math.ceil(record.rlen / max(record.lenc, 1)) * (
-                record.lenb - record.lenc)
-        if previous_end is not None and previous_end < size:
-            handle.seek(previous_end)
-            if handle.read(64).strip():
-                return None, "the file continues after the last indexed record"
+                    return f"record {name!r}: lines are not {record.lenc} bases wide"
+            previous = (name, _end_of_bases(record))
+        if previous is not None and not _only_blank_lines_and_headers(handle, *previous, size):
+            return f"the file continues after record {previous[0]!r} with bases not in the index"
     return None
 
 
-def _line_number(handle, offset: int) -> int:
-    handle.seek(0)
-    return handle.read(offset).count(b"\n") + 1
+def _end_of_bases(record) -> int:
+    """The byte just after the last base of an index record."""
+    if record.rlen == 0:
+        return record.offset
+    line, column = divmod(record.rlen - 1, record.lenc)
+    return record.offset + line * record.lenb + column + 1
+
+
+def _only_blank_lines_and_headers(handle, name: str, start: int, stop: int) -> bool:
+    """True when bytes [start, stop) end the line of `name`'s last base and hold only blank or header lines."""
+    handle.seek(start)
+    lines = handle.read(stop - start).split(b"\n")
+    return lines[0] in (b"", b"\r") and all(not line.strip() or line.startswith(b">") for line in lines[1:])

@@ -1,5 +1,6 @@
 """The BigBird encoder, its heads, configs, checkpoints and Hugging Face weight import."""
 
+from dnabird.labels import IGNORE_INDEX
 from dnabird.model.checkpoint import (
     LoadReport,
     load_checkpoint,
@@ -9,7 +10,7 @@ from dnabird.model.checkpoint import (
 )
 from dnabird.model.config import PRESETS, EncoderConfig, bigbird_base, preset, tiny
 from dnabird.model.encoder import Encoder, layer_seed
-from dnabird.model.heads import IGNORE_INDEX, PretrainingModel, SequenceClassifier
+from dnabird.model.heads import PretrainingModel, SequenceClassifier
 from dnabird.model.hf import from_hf_bigbird, to_hf_bigbird
 from dnabird.model.hf_longformer import from_hf_longformer
 from dnabird.model.task_spec import TaskSpec

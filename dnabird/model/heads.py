@@ -13,11 +13,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from dnabird.errors import ParameterError
+from dnabird.labels import IGNORE_INDEX
 from dnabird.model.config import EncoderConfig
 from dnabird.model.encoder import Encoder, activation, materialise
 from dnabird.model.task_spec import PROBLEMS
-
-IGNORE_INDEX = -100  # MLM label of positions that are not predicted
 
 
 class MLMHead(nn.Module):

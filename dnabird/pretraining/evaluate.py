@@ -13,6 +13,8 @@ the model knows comes from context.
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -31,14 +33,16 @@ from dnabird.data.pretraining import (
     PretrainingExamples,
     collate,
 )
-from dnabird.errors import CheckpointError
+from dnabird.errors import CheckpointError, ParameterError
 from dnabird.io import write_json_atomic
-from dnabird.model.heads import IGNORE_INDEX
+from dnabird.labels import IGNORE_INDEX
 from dnabird.pretraining.markov import MarkovBaseline
+from dnabird.progress import progress_bar
 
 MARKOV_ORDERS = (1, 2, 3, 4, 5, 6)
 MARKOV = tuple(f"markov_{k}" for k in MARKOV_ORDERS)
 BASELINES = ("unigram", "one_sentence", *MARKOV)
+log = logging.getLogger(__name__)
 
 
 def token_bp_lengths(tokenizer) -> np.ndarray:
@@ -164,7 +168,8 @@ def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, t
         tallies[name].add(log_probs, labels, bp)
         at_mask[name].add(log_probs[shown_mask], labels[shown_mask], bp)
 
-    for batch in _batches(examples, num_examples, batch_size):
+    for batch in progress_bar(_batches(examples, num_examples, batch_size), total=-(-num_examples // batch_size),
+                              desc="evaluate", unit="batch"):
         log_probs, labels, shown_mask, nsp_logits, batch = _masked_log_probs(model, batch, device, with_nsp=True)
         add("model", log_probs, labels, shown_mask)
         tallies["model"].nsp_correct += int((nsp_logits.argmax(-1) == batch["nsp_label"]).sum())
@@ -209,19 +214,48 @@ def heldout_report(model: torch.nn.Module, tokenizer, heldout_shards, *, train_s
     return report
 
 
-def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards, *, out=None, device: str = "auto",
+def recorded_evaluation(checkpoint: str | os.PathLike) -> dict:
+    """The held-out evaluation settings of the pretraining run that wrote `checkpoint` (`OUT/model` or
+    `OUT/checkpoints/step_N/model`), read from `OUT/run.json`: `heldout_report`'s keyword arguments plus
+    `heldout_shards`. Empty when no such record is found."""
+    for folder in list(Path(os.path.abspath(checkpoint)).parents)[:3]:
+        try:
+            run = json.loads((folder / "run.json").read_text()).get("pretrain")
+        except (OSError, ValueError):
+            continue
+        if run:
+            log.info("evaluation settings of the pretraining run %s", folder / "run.json")
+            return {"heldout_shards": run["heldout_shards"], "train_shards": run["train_shards"],
+                    "max_length": run["max_length"], "mask_rate": run["mask_rate"],
+                    "num_examples": run["eval_examples"], "batch_size": run["eval_batch_size"],
+                    "seed": run["eval_seed"]}
+    return {}
+
+
+def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards=None, *, out=None, device: str = "auto",
                         **options) -> dict:
-    """Load a pretrained model directory (with its tokenizer `.model` file) and run `heldout_report`."""
+    """Load a pretrained model directory (with its tokenizer `.model` file) and run `heldout_report`.
+
+    Settings left out (None or not given) are those the pretraining run that wrote the checkpoint was
+    evaluated with (`recorded_evaluation`), so the report reproduces that run's `report.json`; without a
+    record, `heldout_report`'s defaults (the held-out shards must then be given).
+    """
     from dnabird.data.tokenizer import Tokenizer
     from dnabird.model.checkpoint import load_checkpoint
+    from dnabird.train.distributed import resolve_device
 
+    device = resolve_device(device)
+    model = load_checkpoint(checkpoint)  # a missing directory or file is named first
     models = sorted(Path(checkpoint).glob("*.model"))
     if len(models) != 1:
         raise CheckpointError(f"{checkpoint}: expected one tokenizer .model file, found {len(models)}")
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    report = heldout_report(load_checkpoint(checkpoint), Tokenizer.load(models[0]), heldout_shards,
-                            device=device, **options)
+    given = {"heldout_shards": heldout_shards, **options}
+    settings = {**recorded_evaluation(checkpoint), **{k: v for k, v in given.items() if v is not None}}
+    if settings.get("heldout_shards") is None:
+        raise ParameterError("heldout_shards", None, f"a path (--shards): no pretraining run record beside "
+                                                     f"{checkpoint} names the held-out shards")
+    report = heldout_report(model, Tokenizer.load(models[0]), settings.pop("heldout_shards"), device=device,
+                            **settings)
     if out is not None:
         write_json_atomic(out, report)
     return report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from dnabird.model.heads import IGNORE_INDEX
+from dnabird.labels import IGNORE_INDEX
 from dnabird.train import LossOutput
 
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")

@@ -15,6 +15,10 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from dnabird.errors import ParameterError
+
+DEVICES = ("auto", "cpu", "cuda")
+
 
 @dataclass(frozen=True)
 class Context:
@@ -34,6 +38,17 @@ class Context:
         return self.world_size > 1
 
 
+def resolve_device(device: str, local_rank: int = 0) -> torch.device:
+    """The torch device a `device` setting names: "auto" is the first GPU when there is one, else the CPU."""
+    if device not in DEVICES:
+        raise ParameterError("device", device, f"one of {', '.join(DEVICES)}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ParameterError("device", device, "auto or cpu: torch sees no CUDA device here")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(f"cuda:{local_rank}" if device == "cuda" else device)
+
+
 def setup(device: str = "auto") -> Context:
     """Join the process group `torchrun` describes in the environment (gloo on CPU, nccl on GPU).
 
@@ -41,9 +56,7 @@ def setup(device: str = "auto") -> Context:
     """
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    dev = torch.device(f"cuda:{local_rank}" if device == "cuda" else device)
+    dev = resolve_device(device, local_rank)
     if dev.type == "cuda":
         torch.cuda.set_device(dev)
     if world_size > 1 and not dist.is_initialized():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -18,10 +17,10 @@ from typing import NamedTuple
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
 from dnabird.errors import CheckpointError, NonFiniteLossError, ParameterError
 from dnabird.io import write_json_atomic
+from dnabird.progress import progress_bar
 from dnabird.train import checkpoint, distributed
 from dnabird.train.data import accumulation_steps, step_batches
 from dnabird.train.metrics import MetricsLog, plot_learning_curve
@@ -60,7 +59,10 @@ class TrainConfig:
     def __post_init__(self):
         if self.precision not in ("auto", "bf16", "fp32"):
             raise ParameterError("train.precision", self.precision, "one of auto, bf16, fp32")
-        for name in ("max_steps", "global_batch_size", "micro_batch_size", "checkpoint_every", "keep_last"):
+        if self.device not in distributed.DEVICES:
+            raise ParameterError("train.device", self.device, f"one of {', '.join(distributed.DEVICES)}")
+        for name in ("max_steps", "global_batch_size", "micro_batch_size", "checkpoint_every", "keep_last",
+                     "log_every"):
             if int(getattr(self, name)) < 1:
                 raise ParameterError(f"train.{name}", getattr(self, name), "an integer >= 1")
         if self.eval_every < 0:
@@ -121,8 +123,8 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
                            global_batch=config.global_batch_size, micro_batch=config.micro_batch_size,
                            rank=ctx.rank, world_size=ctx.world_size, collate_fn=collate_fn,
                            num_workers=config.num_workers)
-    bar = tqdm(total=config.max_steps, initial=start_step, unit="step", dynamic_ncols=True,
-               disable=not (config.progress and ctx.is_main and sys.stderr.isatty()))
+    bar = progress_bar(total=config.max_steps, initial=start_step, unit="step", dynamic_ncols=True,
+                       enabled=config.progress and ctx.is_main)
     model.train()
     t0 = time.perf_counter()
     for step, micro_batches in zip(range(start_step, config.max_steps), batches, strict=False):

@@ -17,5 +17,5 @@ def test_encode_prints_ids_and_offsets(tmp_path, capsys):
     spans = [item.split(":")[1].split("-") for item in capsys.readouterr().out.split()]
     pieces = [sp.id_to_piece(i) for i in sp.encode("GGGCCC")]
     assert [int(end) - int(start) for start, end in spans] == [len(p) for p in pieces]
-    assert main(["tokenizer", "encode", "--model", str(tmp_path / "dna.model"), "ACGT", "ACGN", "acgt"]) == 1
+    assert main(["tokenizer", "encode", "--model", str(tmp_path / "dna.model"), "ACGT", "acgn", "acgu"]) == 1
     assert "input 3" in capsys.readouterr().err

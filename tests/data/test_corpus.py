@@ -271,3 +271,39 @@ def test_corpus_parts_checks_split(tmp_path):
         corpus_parts(tmp_path, "valid")
     with pytest.raises(InputFormatError, match="no 'train' split"):
         corpus_parts(tmp_path, "train")
+
+
+UNSAFE_NAMES = ["gi|9626243|ref|NC_001416.1|", "chr13:19000000-19100000", "a/b", "a_b", "NC_001416.1",
+                "NC_001416.2", "x" * 150, "x" * 151]
+
+
+def test_any_contig_name_gets_its_own_safe_part_file_and_shard(tmp_path):
+    from dnabird.data.shards import ShardReader, build_shards
+    from dnabird.data.tokenizer import Tokenizer
+
+    fasta = write_fasta(tmp_path / "genome.fa", {f"c{i}": 3_000 for i in range(len(UNSAFE_NAMES))},
+                        rename={f"c{i}": name for i, name in enumerate(UNSAFE_NAMES)})
+    config = CorpusConfig(passes=1, contigs=UNSAFE_NAMES, held_out=(), min_document_sentences=2,
+                          max_document_sentences=3, max_offset_bp=0)
+    build_corpus(fasta, tmp_path / "corpus", config, progress=False)
+    parts = corpus_parts(tmp_path / "corpus", "train")
+    assert len(parts) == len(UNSAFE_NAMES)
+    for part in parts:
+        assert all(c.isalnum() or c in "._-" for c in part.name) and len(part.name) < 140, part.name
+    names = {document.chrom for part in parts for document in iter_part_documents(part)}
+    assert names == set(UNSAFE_NAMES)  # the names themselves are kept inside the files
+    assert corpus_module.part_stem(0, "NC_001416.1") == "part-00-NC_001416.1"  # safe names are unchanged
+    tokenizer = Tokenizer.train(iter_sentences(tmp_path / "corpus"), tmp_path / "dna.model", vocab_size=40)
+    shards = build_shards(tmp_path / "corpus", tokenizer, tmp_path / "shards", ["train"])
+    assert len(list(shards["train"].glob("*.h5"))) == len(UNSAFE_NAMES)
+    assert {document.chrom for document in ShardReader(shards["train"])} == set(UNSAFE_NAMES)
+
+
+def iter_sentences(corpus_dir):
+    return (s.sequence for d in iter_documents(corpus_dir, "train") for s in d.sentences)
+
+
+def test_contigs_whose_file_names_would_collide_are_refused(tmp_path):
+    fasta = write_fasta(tmp_path / "genome.fa", {"chrA": 2_000, "chra": 2_000})
+    with pytest.raises(InputFormatError, match="contigs 'chrA' and 'chra' would share the part file"):
+        build_corpus(fasta, tmp_path / "out", CorpusConfig(passes=1, contigs=("chrA", "chra")), progress=False)

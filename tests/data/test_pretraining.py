@@ -14,7 +14,7 @@ from dnabird.data.pretraining import (
     collate,
 )
 from dnabird.errors import InputFormatError, ParameterError
-from dnabird.model.heads import IGNORE_INDEX
+from dnabird.labels import IGNORE_INDEX
 from dnabird.train.data import step_batches
 
 

@@ -11,6 +11,7 @@ import sentencepiece as spm
 from dnabird.data.corpus import CorpusConfig, build_corpus
 from dnabird.data.tokenizer import SPECIAL_TOKENS, Tokenizer, TokenizerConfig, reservoir_sample, train_on_corpus
 from dnabird.errors import InputFormatError, ParameterError
+from dnabird.genome.reference import Genome
 
 
 def random_dna(rng, length, alphabet="ACGT"):
@@ -78,7 +79,7 @@ def test_offsets_tile_the_sentence(trained):
         assert sequence[start:end] == tokenizer.decode([token])
 
 
-@pytest.mark.parametrize("bad", ["ACGTa", "ACGTR", "ACG T", "ACGU"])
+@pytest.mark.parametrize("bad", ["ACGTr", "ACGTR", "ACG T", "ACGU"])
 def test_non_acgtn_input_names_the_record(trained, bad):
     tokenizer, _ = trained
     with pytest.raises(InputFormatError, match="chr7:100-105"):
@@ -87,9 +88,25 @@ def test_non_acgtn_input_names_the_record(trained, bad):
         tokenizer.encode(["ACGT", bad], record="doc9")
 
 
+def test_soft_masked_genome_windows_encode_as_their_upper_case(trained, tmp_path):
+    """`tok.encode(genome.fetch(...).sequence)` on a window with soft-masked (lower-case) repeats."""
+    tokenizer, path = trained
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    rng = np.random.default_rng(6)
+    bases = "".join(c.lower() if rng.random() < 0.4 else c for c in structured_sentences(1, seed=6)[0])
+    (tmp_path / "g.fa").write_text(f">chr1\n{bases}\n")
+    window = Genome(tmp_path / "g.fa").fetch("chr1", 10, 400)
+    assert any(c.islower() for c in window.sequence) and any(c.isupper() for c in window.sequence)
+    expected = sp.encode(bases[10:400].upper())
+    assert tokenizer.encode(window.sequence) == expected
+    assert tokenizer.encode([window.sequence, window.sequence.lower()]) == [expected, expected]
+    assert tokenizer.decode(tokenizer.encode(window.sequence)) == bases[10:400].upper()
+    assert len(tokenizer.offsets(window.sequence)) == len(expected)
+
+
 def test_training_rejects_bad_sentences_and_sizes(tmp_path):
     with pytest.raises(InputFormatError, match="training sentence 1"):
-        Tokenizer.train(["ACGT", "acgt"], tmp_path / "x.model", vocab_size=20)
+        Tokenizer.train(["ACGT", "acgu"], tmp_path / "x.model", vocab_size=20)
     with pytest.raises(ParameterError, match="vocab_size"):
         Tokenizer.train(["ACGT"], tmp_path / "x.model", vocab_size=8)
     with pytest.raises(ParameterError, match="vocab_size=5000 .* 2-sentence sample"):

@@ -5,7 +5,8 @@ import pytest
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.genome.liftover import LiftedPosition, Liftover
 
-# The worked example of data-sources.md §3 (expected values hand-computed there).
+# A worked example: two chains, the second onto the minus strand of its query; the expected positions
+# below are computed by hand from the UCSC chain format (blocks of `size dt dq`, 0-based half-open).
 WORKED_EXAMPLE = """chain 1000 chr1 1000 + 100 300 chrA 2000 + 500 695 1
 50 10 5
 140

@@ -214,3 +214,72 @@ def test_corrupt_index_is_rebuilt_or_reported(tmp_path, rebuild_index):
     else:
         with pytest.raises(InputFormatError, match=r"genome\.fa\.fai.*unreadable: not enough values"):
             Genome(path, rebuild_index=False)
+
+
+def random_fasta(rng: random.Random) -> str:
+    """Records with random line widths, CRLF or LF, blank lines between records and at the end, empty records
+    and sometimes no final newline: what `cat a.fa b.fa` and other tools produce."""
+    newline = rng.choice(["\n", "\r\n"])
+    text = newline * rng.choice([0, 0, 1])
+    records = rng.randint(1, 6)
+    for number in range(records):
+        width, empty = rng.randint(1, 70), number < records - 1 and rng.random() < 0.3  # samtools refuses a
+        bases = "".join(rng.choice("ACGTNacgtn") for _ in range(0 if empty else rng.randint(1, 300)))  # last header
+        lines = [bases[i: i + width] for i in range(0, len(bases), width)]
+        text += f">seq{number} description{newline}" + "".join(line + newline for line in lines)
+        text += newline * rng.choice([0, 0, 1, 2, 3])
+    return text.rstrip("\r\n") if rng.random() < 0.2 else text
+
+
+def test_index_and_windows_match_samtools_on_generated_files(tmp_path):
+    pysam = pytest.importorskip("pysam")
+    rng = random.Random(7)
+    for case in range(60):
+        text = random_fasta(rng)
+        ours, theirs = tmp_path / f"ours{case}.fa", tmp_path / f"theirs{case}.fa"
+        ours.write_bytes(text.encode())
+        theirs.write_bytes(text.encode())
+        genome = Genome(ours)
+        pysam.faidx(str(theirs))
+        # samtools keeps an empty record whose header is followed by a CRLF blank line (length 0); dnabird never
+        samtools_rows = [row for row in (tmp_path / f"theirs{case}.fa.fai").read_text().splitlines()
+                         if row.split("\t")[1] != "0"]
+        assert (tmp_path / f"ours{case}.fa.fai").read_text().splitlines() == samtools_rows, text
+        with pysam.FastaFile(str(theirs)) as reference:
+            assert genome.contigs == [name for name in reference.references if reference.get_reference_length(name)]
+            for name in genome.contigs:
+                start = rng.randint(0, genome.length(name) - 1)
+                end = rng.randint(start, genome.length(name))
+                assert genome.fetch(name, start, end).sequence == reference.fetch(name, start, end)
+        genome.close()
+        assert Genome(ours, rebuild_index=False).contigs == genome.contigs  # its own index is not stale
+
+
+def test_concatenated_files_with_a_blank_line_between_them(tmp_path):
+    path = write(tmp_path, ">a\nACGT\nAC\n\n" + ">b\nGGCC\n \n\n")  # cat a.fa b.fa, a.fa ending in an empty line
+    genome = Genome(path)
+    assert [genome.fetch(c, 0, genome.length(c)).sequence for c in genome.contigs] == ["ACGTAC", "GGCC"]
+
+
+def test_whitespace_inside_a_sequence_line_is_refused(tmp_path):
+    # samtools skips it when reading; pyfaidx would return it as a base, so dnabird refuses the file
+    with pytest.raises(InputFormatError, match=r"genome\.fa, line 2, record 'a': whitespace inside a sequence"):
+        Genome(write(tmp_path, ">a\nAC GT\nACGT\n"))
+
+
+@pytest.mark.parametrize("text, line, message", [
+    (">a\nACGT\n\nACGT\n", 4, "record 'a': sequence continues after a shorter or blank line"),
+    (">a\nACGT\nAC\nAC\n", 4, "record 'a': sequence continues after a shorter or blank line"),
+    (">a\nAC\nACG\n", 3, "record 'a': line of 3 bases in 4 bytes where the record's first line has 2 in 3"),
+    ("ACGT\n>a\nACGT\n", 1, "expected a '>' header line"),
+    (">a\nACGT\nACGT\r\n", 3, "record 'a': line of 4 bases in 6 bytes"),
+    (">a\nAC\n>b\n", None, "record 'b': the file ends with this record's header line"),
+])
+def test_what_samtools_refuses_is_refused_naming_the_line(tmp_path, text, line, message):
+    where = "" if line is None else f", line {line}"
+    with pytest.raises(InputFormatError, match=rf"genome\.fa{where}\W+{message}"):
+        Genome(write(tmp_path, text))
+    pysam = pytest.importorskip("pysam")
+    theirs = write(tmp_path, text, "theirs.fa")
+    with pytest.raises(pysam.SamtoolsError):
+        pysam.faidx(str(theirs))

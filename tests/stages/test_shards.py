@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import sentencepiece as spm
 
+import dnabird.data.shards as shards_library
 import dnabird.stages.shards as shards_stage
 from dnabird.data.tokenizer import Tokenizer
 from dnabird.pipeline import RunContext
@@ -63,7 +64,7 @@ def test_each_part_becomes_a_shard_equal_to_direct_encoding(context, tmp_path):
 
 
 def test_interrupted_run_resumes_per_part_and_redoes_changed_parts(context, tmp_path, monkeypatch):
-    written, real_write = [], shards_stage.write_shard
+    written, real_write = [], shards_library.write_shard
 
     def write_then_fail(path, *args, **kwargs):
         if len(written) == 2:
@@ -71,14 +72,14 @@ def test_interrupted_run_resumes_per_part_and_redoes_changed_parts(context, tmp_
         written.append(path.name)
         return real_write(path, *args, **kwargs)
 
-    monkeypatch.setattr(shards_stage, "write_shard", write_then_fail)
+    monkeypatch.setattr(shards_library, "write_shard", write_then_fail)
     config, stage_dir = shards_stage.ShardsConfig(splits=["train"]), tmp_path / "shards"
     with pytest.raises(KeyboardInterrupt):
         shards_stage.run(config, context, stage_dir)
     assert written == ["part-00-chr1.h5", "part-00-chr2.h5"]
     first = (stage_dir / "train" / "part-00-chr1.h5").stat().st_mtime_ns
     written.clear()
-    monkeypatch.setattr(shards_stage, "write_shard", lambda path, *a, **k: written.append(path.name) or
+    monkeypatch.setattr(shards_library, "write_shard", lambda path, *a, **k: written.append(path.name) or
                         real_write(path, *a, **k))
     shards_stage.run(config, context, stage_dir)
     assert written == ["part-00-chr3.h5"]

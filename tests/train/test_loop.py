@@ -1,6 +1,7 @@
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from dnabird.errors import CheckpointError, NonFiniteLossError
+from dnabird.errors import CheckpointError, ConfigError, NonFiniteLossError, ParameterError
 from dnabird.train import TrainConfig, train
 from dnabird.train.loop import LossOutput
 from tests.train.standin import StandinDataset, StandinModel, collate, run
@@ -119,3 +120,33 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_p
         train(StandinModel(), poisoned, StandinDataset(), config, collate_fn=collate, resume=True)
     assert (tmp_path / "checkpoints" / "step_00000002" / "model" / "model.safetensors").read_bytes() == good
     assert not (tmp_path / "checkpoints" / "step_00000004").exists()
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("log_every", 0, "train.log_every=0 is invalid: expected an integer >= 1"),
+    ("device", "gpu", "train.device='gpu' is invalid: expected one of auto, cpu, cuda"),
+    ("precision", "fp16", "train.precision='fp16' is invalid"),
+])
+def test_bad_settings_are_refused_by_name(key, value, expected):
+    with pytest.raises(ParameterError, match=re.escape(expected)):
+        TrainConfig(**{key: value})
+
+
+def test_a_pipeline_with_log_every_zero_fails_when_it_loads():
+    from dnabird.pipeline import load_pipeline
+
+    demo = Path(__file__).resolve().parents[2] / "pipelines" / "demo.yaml"
+    with pytest.raises(ConfigError, match=r"demo.yaml: pretrain.train: train.log_every=0 is invalid"):
+        load_pipeline(demo, ["pretrain.train.log_every=0"])
+
+
+def test_device_names_resolve_or_are_refused():
+    from dnabird.train.distributed import resolve_device
+
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto") == torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ParameterError, match="device='cuda:1' is invalid: expected one of auto, cpu, cuda"):
+        resolve_device("cuda:1")
+    if not torch.cuda.is_available():
+        with pytest.raises(ParameterError, match="torch sees no CUDA device"):
+            resolve_device("cuda")

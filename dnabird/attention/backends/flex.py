@@ -16,7 +16,7 @@ import shutil
 import torch
 
 from dnabird.attention.backends.base import Backend
-from dnabird.attention.backends.gather import _dense_rows
+from dnabird.attention.backends.gather import dense_rows
 from dnabird.attention.backends.sdpa import sdpa_kernel
 
 FULL_TILE = 128  # tile of full-attention layouts (their block size may be 1 token)
@@ -196,6 +196,6 @@ class FlexBackend(Backend):
         globals_ = call.global_tokens
         if call.global_qkv is not None and globals_.numel():  # separate projections for global rows
             gq, gk, gv = call.global_qkv
-            rows = _dense_rows(gq[:, :, globals_], gk, gv, call.key_padding_mask, globals_, call, sdpa_kernel)
+            rows = dense_rows(gq[:, :, globals_], gk, gv, call.key_padding_mask, globals_, call, sdpa_kernel)
             out = out.index_copy(2, globals_, rows)
         return out

@@ -71,7 +71,7 @@ def plan(call: AttentionCall) -> tuple[torch.Tensor, list[Group]]:
     return layout.global_rows.nonzero().flatten(), groups
 
 
-def _dense_rows(q_rows, k, v, key_padding_mask, query_pos, call, kernel):
+def dense_rows(q_rows, k, v, key_padding_mask, query_pos, call, kernel):
     """Rows that attend to every key (subject to padding and causality): one dense call."""
     mask = None
     if key_padding_mask is not None:
@@ -125,7 +125,7 @@ def run_gathered(call: AttentionCall, kernel: Kernel, max_chunk_bytes: int | Non
     layout = call.layout
     nb, b, device = layout.num_blocks, layout.block_size, q.device
     if bool(layout.global_rows.all()):  # full attention (short sequences, the Full pattern)
-        return _dense_rows(q, k, v, kpm, torch.arange(Lp, device=device), call, kernel)
+        return dense_rows(q, k, v, kpm, torch.arange(Lp, device=device), call, kernel)
     global_blocks, groups = plan(call)
     q_t, k_t, v_t = (_token_major(x, nb, b) for x in (q, k, v))  # [B, b, H·nb, D]
     globals_ = call.global_tokens
@@ -153,13 +153,13 @@ def run_gathered(call: AttentionCall, kernel: Kernel, max_chunk_bytes: int | Non
     if global_blocks.numel():
         g = global_blocks.numel()
         query_pos = (global_blocks[:, None] * b + torch.arange(b)).flatten().to(device)
-        out_g = _dense_rows(q[:, :, query_pos], k, v, kpm, query_pos, call, kernel)  # [B, H, g·b, Dv]
+        out_g = dense_rows(q[:, :, query_pos], k, v, kpm, query_pos, call, kernel)  # [B, H, g·b, Dv]
         outputs.append(out_g.reshape(B, H * g, b, Dv))
         rows.append((torch.arange(H)[:, None] * nb + global_blocks[None, :]).flatten())
     order = torch.cat(rows).argsort().to(device)
     out = torch.cat(outputs, dim=1).index_select(1, order).view(B, H, Lp, Dv)
     if globals_.numel():
         gq, gk, gv = call.global_qkv if call.global_qkv is not None else (q, k, v)
-        out_tokens = _dense_rows(gq[:, :, globals_], gk, gv, kpm, globals_, call, kernel)
+        out_tokens = dense_rows(gq[:, :, globals_], gk, gv, kpm, globals_, call, kernel)
         out = out.index_copy(2, globals_, out_tokens)
     return out

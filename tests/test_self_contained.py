@@ -1,0 +1,26 @@
+"""The project's files stand alone: every Markdown file they name is in the repository."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCANNED = ["README.md", "Makefile", "pyproject.toml", "dnabird", "tests", "benchmarks", "pipelines",
+           "data_manifests"]
+MARKDOWN_NAME = re.compile(r"[A-Za-z0-9_./-]+\.md\b")
+
+
+def scanned_files():
+    for entry in SCANNED:
+        path = ROOT / entry
+        yield from (sorted(p for p in path.rglob("*") if p.suffix in (".py", ".md", ".yaml", ".toml"))
+                    if path.is_dir() else [path])
+
+
+def test_every_markdown_file_named_exists():
+    present = {p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.md") if ".venv" not in p.parts}
+    missing = []
+    for path in scanned_files():
+        for name in MARKDOWN_NAME.findall(path.read_text(errors="replace")):
+            if not any(p == name or p.endswith("/" + name) for p in present):
+                missing.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not missing, f"files named but not in the repository: {missing}"
