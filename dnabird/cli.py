@@ -18,12 +18,12 @@ from dnabird.progress import set_quiet
 
 COMMAND_MODULES = (  # in workflow order, as `dnabird --help` lists them
     "dnabird.commands.fetch",
-    "dnabird.commands.finetune",
     "dnabird.commands.corpus",
     "dnabird.commands.tokenizer",
     "dnabird.commands.shards",
     "dnabird.commands.pretrain",
     "dnabird.commands.evaluate",
+    "dnabird.commands.finetune",
     "dnabird.commands.run",
     "dnabird.commands.import_hf",
     "dnabird.commands.info",

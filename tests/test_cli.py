@@ -7,7 +7,7 @@ import pytest
 from dnabird.cli import main
 from dnabird.errors import InputFormatError, ParameterError
 
-WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "run", "import-hf", "info"]
+WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "finetune", "run", "import-hf", "info"]
 
 
 def test_help_lists_every_command_in_workflow_order(capsys):
