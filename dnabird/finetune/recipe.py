@@ -181,13 +181,13 @@ def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict
         if selection.state is not None:
             model.load_state_dict(selection.state)
         save_checkpoint(model, out_dir / "model", tokenizer_files=(tokenizer.path,), task=spec)
-        report = test_report(task, model, data, config, selection, tokenizer, ctx.device)
+        report = report_on_test(task, model, data, config, selection, tokenizer, ctx.device)
     distributed.barrier(ctx)
     distributed.teardown(ctx)
     return report
 
 
-def test_report(task: str, model, data: TaskData, config: FinetuneConfig, selection: Selection, tokenizer,
+def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, selection: Selection, tokenizer,
                 device) -> dict:
     """Score the selected model on test (with the baselines for a binary task); write report.json and the
     plots, print the table."""
