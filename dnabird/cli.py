@@ -23,6 +23,7 @@ COMMAND_MODULES = (  # in workflow order, as `dnabird --help` lists them
     "dnabird.commands.shards",
     "dnabird.commands.pretrain",
     "dnabird.commands.evaluate",
+    "dnabird.commands.finetune",
     "dnabird.commands.score",
     "dnabird.commands.ism",
     "dnabird.commands.embed",
@@ -47,9 +48,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """Parse `argv`; `key.sub=value` words after a command's options join its overrides (argparse alone
+    takes positionals only before the options once the command has a positional of its own)."""
+    args, extra = parser.parse_known_args(argv)
+    options = [word for word in extra if word.startswith("-")]
+    if options or (extra and not isinstance(getattr(args, "overrides", None), list)):
+        parser.error(f"unrecognized arguments: {' '.join(options or extra)}")
+    if extra:
+        args.overrides += extra
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     set_quiet(args.quiet)

@@ -57,6 +57,8 @@ STAGE_MODULES = (
     "dnabird.stages.tokenizer",
     "dnabird.stages.shards",
     "dnabird.stages.pretrain",
+    "dnabird.stages.promoter",
+    "dnabird.stages.promoter_compare",
     "dnabird.stages.text_data",
     "dnabird.stages.text_tokenizer",
     "dnabird.stages.text_mlm",

@@ -2,8 +2,9 @@
 
 `embedded_default` builds the embedded default once per session with the same pipeline as
 `make demo` (pipelines/demo.yaml): toy genome -> corpus -> tokenizer -> shards -> a tiny model
-pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens). Time budget: about 70 s
-on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and its evaluation ~60 s).
+pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens) -> that model fine-tuned on
+promoters for 6 steps on 800-bp windows. Time budget: about 85 s on 2 free cores (genome, corpus,
+tokenizer, shards ~10 s; pretraining and its evaluation ~60 s; the promoter stage ~15 s).
 Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
 skips every stage that is up to date and the fixture costs about a second.
 """
@@ -26,14 +27,22 @@ FIXTURE_OVERRIDES = (
     "pretrain.train.checkpoint_every=150",
     "pretrain.eval_examples=32",
     "pretrain.min_margin_bits={}",
+    "promoter.data.anchor=tss:-500:+300",
+    "promoter.data.kmer=4",
+    "promoter.train.max_steps=6",
+    "promoter.train.eval_every=3",
+    "promoter.train.warmup_steps=1",
+    "promoter.train.checkpoint_every=6",
+    "promoter.bootstrap_resamples=200",
 )
 
 
 @pytest.fixture(scope="session")
 def embedded_default(tmp_path_factory) -> SimpleNamespace:
     """Paths of the embedded default's artefacts: fasta, corpus, tokenizer, train_shards,
-    heldout_shards, pretrain (the run folder: checkpoints, metrics.jsonl, report.json) and checkpoint
-    (the tiny pretrained model directory, loadable with `dnabird.model.checkpoint.load_checkpoint`)."""
+    heldout_shards, pretrain (the run folder: checkpoints, metrics.jsonl, report.json), checkpoint
+    (the tiny pretrained model directory, loadable with `dnabird.model.checkpoint.load_checkpoint`) and
+    promoter (the promoter stage's folder: report.json, model/ with task.json, windows.tsv ...)."""
     from dnabird.pipeline import load_pipeline, load_run_record, run_pipeline
 
     workspace = os.environ.get("DNABIRD_TEST_WORKSPACE")
@@ -51,4 +60,5 @@ def embedded_default(tmp_path_factory) -> SimpleNamespace:
         heldout_shards=Path(outputs["shards"]["heldout"]),
         pretrain=out / "pretrain",
         checkpoint=Path(outputs["pretrain"]["model"]),
+        promoter=out / "promoter",
     )

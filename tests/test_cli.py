@@ -9,8 +9,8 @@ import torch
 from dnabird.cli import main
 from dnabird.errors import InputFormatError, ParameterError
 
-WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "score", "ism", "embed", "text",
-            "run", "import-hf", "info"]
+WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "finetune", "score", "ism", "embed",
+            "text", "run", "import-hf", "info"]
 
 
 def test_help_lists_every_command_in_workflow_order(capsys):
@@ -49,3 +49,18 @@ def test_evaluate_names_a_missing_checkpoint_and_a_bad_device(tmp_path, capsys):
     assert f"{tmp_path / 'empty' / 'config.json'}: missing from the checkpoint directory" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "empty"), "--shards", str(tmp_path), "--device", "gpu"]) == 1
     assert "device='gpu' is invalid: expected one of auto, cpu, cuda" in capsys.readouterr().err
+
+
+def test_overrides_may_follow_a_commands_options(capsys):
+    from dnabird.cli import build_parser, parse
+
+    parser = build_parser()
+    args = parse(parser, ["finetune", "promoter", "--config", "c.yaml", "a.b=1", "--resume", "c=2"])
+    assert (args.task, args.config, args.resume, args.overrides) == ("promoter", "c.yaml", True, ["a.b=1", "c=2"])
+    args = parse(parser, ["run", "p.yaml", "--force", "corpus", "seed=3"])
+    assert (args.force, args.overrides) == (["corpus"], ["seed=3"])
+    with pytest.raises(SystemExit):
+        parse(parser, ["finetune", "promoter", "--config", "c.yaml", "a=1", "--bogus"])
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse(parser, ["info", "x=1"])

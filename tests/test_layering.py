@@ -8,8 +8,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "dnabird"
 DATA_LAYER = ("dnabird.data", "dnabird.genome", "dnabird.datasets")
-ABOVE_DATA = ("dnabird.model", "dnabird.attention", "dnabird.train", "dnabird.pretraining", "dnabird.pipeline",
-              "dnabird.stages", "dnabird.commands", "dnabird.cli")
+ABOVE_DATA = ("dnabird.model", "dnabird.attention", "dnabird.train", "dnabird.pretraining", "dnabird.finetune",
+              "dnabird.tasks", "dnabird.pipeline", "dnabird.stages", "dnabird.commands", "dnabird.cli")
 
 
 def module_name(path: Path) -> str:

@@ -289,9 +289,11 @@ def test_demo_pipeline_end_to_end(tmp_path):
 
     overrides = [f"out_dir={tmp_path / 'demo'}", f"fetch.dest={tmp_path / 'data'}", "corpus.passes=1",
                  "tokenizer.vocab_size=256", "pretrain.max_length=128", "pretrain.train.max_steps=1",
-                 "pretrain.eval_examples=2", "pretrain.min_margin_bits={}"]
+                 "pretrain.eval_examples=2", "pretrain.min_margin_bits={}", "promoter.data.anchor=tss:-200:+100",
+                 "promoter.data.kmer=2", "promoter.train.max_steps=1", "promoter.train.warmup_steps=0",
+                 "promoter.bootstrap_resamples=20"]
     pipeline = load_pipeline(REPO / "pipelines" / "demo.yaml", overrides)
-    stages = ("fetch", "corpus", "tokenizer", "shards", "pretrain")
+    stages = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter")
     assert run_pipeline(pipeline)["stages"] == dict.fromkeys(stages, "ran")
     report = json.loads((tmp_path / "demo" / "corpus" / "report.json").read_text())
     for split in ("train", "heldout"):

@@ -119,6 +119,13 @@ class Tokenizer:
         self._piece_length = np.array([0 if s else len(p) for p, s in zip(pieces, special, strict=True)])
         self.hash = hashlib.sha256(model_proto).hexdigest()
 
+    def __getstate__(self) -> dict:
+        """Pickle by model bytes (e.g. into DataLoader workers)."""
+        return {"model_proto": self._sp.serialized_model_proto(), "path": self.path}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["model_proto"], path=state["path"])
+
     @classmethod
     def load(cls, path: str | os.PathLike) -> Tokenizer:
         """Read a `.model` file written by `Tokenizer.train` or `Tokenizer.save`."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.errors import InputFormatError
@@ -21,7 +21,8 @@ _STRANDS = ("+", "-", ".")
 
 @dataclass(frozen=True)
 class BedRecord:
-    """One BED line; coordinates 0-based half-open. Absent columns are None."""
+    """One BED line; coordinates 0-based half-open. Absent columns are None; `line` is its line number in
+    the file (for error messages; not part of equality)."""
 
     chrom: str
     start: int
@@ -32,6 +33,7 @@ class BedRecord:
     thick_start: int | None = None
     thick_end: int | None = None
     extra: tuple[str, ...] = ()
+    line: int | None = field(default=None, compare=False)
 
 
 def read_bed(path: str | Path) -> Iterator[BedRecord]:
@@ -103,7 +105,7 @@ def _parse(fields: list[str], path: Path, line: int) -> BedRecord:
     thick_start = _integer(fields[6], "thickStart", path, line) if len(fields) > 6 else None
     thick_end = _integer(fields[7], "thickEnd", path, line) if len(fields) > 7 else None
     return BedRecord(fields[0], start, end, fields[3] if len(fields) > 3 else None, score, strand,
-                     thick_start, thick_end, tuple(fields[8:]))
+                     thick_start, thick_end, tuple(fields[8:]), line)
 
 
 def _integer(text: str, column: str, path: Path, line: int) -> int:

@@ -149,19 +149,23 @@ def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
     return model
 
 
-def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
-                                seed: int = 0) -> tuple[torch.nn.Module, LoadReport]:
+def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *, seed: int = 0,
+                                overrides: dict | None = None) -> tuple[torch.nn.Module, LoadReport]:
     """The model of `head` (`model_for_task`: a `SequenceClassifier`, or a `SpanExtractor` for a span
     problem) whose encoder (and pooler) come from the checkpoint in `directory`.
 
     Pretraining heads (MLM, NSP) are dropped and the new head is initialised from `seed`; the
-    returned `LoadReport` lists each group, and it is logged.
+    returned `LoadReport` lists each group, and it is logged. `overrides` changes fields of the stored
+    `EncoderConfig` that leave the weights' shapes alone (e.g. dropout for fine-tuning).
     """
     from dnabird.model.heads import model_for_task
 
     if not isinstance(head, TaskSpec):
         raise ParameterError("head", head, "a TaskSpec describing the new head")
-    model = model_for_task(read_config(directory), head, seed=seed)
+    config = read_config(directory)
+    if overrides:
+        config = EncoderConfig.from_dict({**config.to_dict(), **overrides}, source=f"overrides of {directory}")
+    model = model_for_task(config, head, seed=seed)
     stored = read_tensors(directory)
     tensors = {k: v for k, v in stored.items() if k.startswith("encoder.")}
     dropped = sorted(set(stored) - set(tensors))

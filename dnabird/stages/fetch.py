@@ -1,8 +1,13 @@
-"""Stage `fetch`: make a data source present (download and verify, or generate the embedded default)."""
+"""Stage `fetch`: make the data sources present (download and verify, or generate the embedded default).
+
+`source` is the genome's source; `extra_sources` names more sources by the role their one file plays for
+later stages (e.g. `promoters_bed: epdnew_hs006_hg38`, `chain: ucsc_hg38_to_hg19`), each recorded as an
+output under its role. A generated source such as `toy` already yields its files by role.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.data.fetch import FASTA_SUFFIXES, fetch
@@ -17,12 +22,13 @@ class FetchConfig:
 
     source: str = "toy"  # a manifest name in data_manifests/ (e.g. ucsc_hg19_fa) or a manifest path
     dest: str | None = None  # destination folder; default: fetch's shared data folder (DNABIRD_DATA/NAME)
+    extra_sources: dict = field(default_factory=dict)  # role -> manifest; each into DEST/NAME (or DNABIRD_DATA/NAME)
 
 
 def inputs(config: FetchConfig, context: RunContext) -> list[Path]:
-    """The manifest: editing it (URL, checksum, generator seed) fetches again."""
-    manifest = find_manifest(config.source)
-    return [manifest.path] if manifest.path is not None else []
+    """The manifests: editing one (URL, checksum, generator seed) fetches again."""
+    manifests = [find_manifest(name) for name in (config.source, *config.extra_sources.values())]
+    return [m.path for m in manifests if m.path is not None]
 
 
 def genome_fasta(files: dict[str, Path], source: str) -> Path:
@@ -36,9 +42,23 @@ def genome_fasta(files: dict[str, Path], source: str) -> Path:
     return candidates[0]
 
 
+def single_file(files: dict[str, Path], source: str, role: str) -> Path:
+    """The one file a downloaded source yields for `role`: what was unpacked from it, else the download."""
+    downloads = {f.filename for f in find_manifest(source).files}
+    candidates = [Path(p) for name, p in files.items() if name not in downloads] or [Path(p) for p in files.values()]
+    if len(candidates) != 1:
+        raise ConfigError(f"fetch: extra source {source!r} for {role!r} yields {len(candidates)} files "
+                          f"({', '.join(p.name for p in candidates) or 'none'}), expected one")
+    return candidates[0]
+
+
 def run(config: FetchConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     files = fetch(config.source, config.dest)
-    return {**files, "fasta": genome_fasta(files, config.source)}
+    outputs = {**files, "fasta": genome_fasta(files, config.source)}
+    for role, name in config.extra_sources.items():
+        dest = None if config.dest is None else Path(config.dest) / find_manifest(name).name
+        outputs[role] = single_file(fetch(name, dest), name, role)
+    return outputs
 
 
 STAGE = Stage("fetch", FetchConfig, inputs, run)

@@ -50,6 +50,7 @@ class TrainConfig:
     checkpoint_every: int = 1000      # steps between checkpoints (one is always written at the end)
     keep_last: int = 3                # checkpoints kept on disk
     log_every: int = 1                # steps between metrics.jsonl records
+    eval_every: int = 0               # steps between calls of the caller's `evaluate` (and the last step; 0: last only)
     precision: str = "auto"           # auto (bf16 autocast on GPU, fp32 on CPU) | bf16 | fp32
     device: str = "auto"              # auto | cpu | cuda
     num_workers: int = 0              # DataLoader worker processes per rank
@@ -64,6 +65,8 @@ class TrainConfig:
                      "log_every"):
             if int(getattr(self, name)) < 1:
                 raise ParameterError(f"train.{name}", getattr(self, name), "an integer >= 1")
+        if self.eval_every < 0:
+            raise ParameterError("train.eval_every", self.eval_every, "an integer >= 0")
 
 
 class LossOutput(NamedTuple):
@@ -82,11 +85,14 @@ def seed_everything(seed: int) -> None:
 def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int], LossOutput], dataset,
           config: TrainConfig, *, collate_fn: Callable, resume: bool = False, run_info: dict | None = None,
           save_model=checkpoint.save_model_safetensors, load_model=checkpoint.load_model_safetensors,
+          evaluate: Callable[[torch.nn.Module, int], dict] | None = None,
           ctx: distributed.Context | None = None) -> list[dict]:
     """Train `model` on `dataset[global index]` for `config.max_steps` steps; returns the metrics records.
 
     `loss_fn(model, micro_batch, step)` computes the loss; `collate_fn` turns a list of examples into a
     micro-batch dict of tensors. With `resume`, continues from the newest checkpoint in `out_dir`.
+    `evaluate(model, steps_done)`, called on rank 0 every `config.eval_every` steps and after the last
+    (before that step's checkpoint is written), returns metrics added to the step's record.
     """
     ctx = ctx or distributed.setup(config.device)
     out_dir, ckpt_root = Path(config.out_dir), Path(config.out_dir) / "checkpoints"
@@ -155,7 +161,14 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
         t0 = now
         record.update({n[:-4]: totals[n] / max(totals[n[:-4] + ".den"], 1.0)
                        for n in names if n.endswith(".num")})
-        if ctx.is_main and ((step + 1) % config.log_every == 0 or step + 1 == config.max_steps):
+        last = step + 1 == config.max_steps
+        evaluated = evaluate is not None and ctx.is_main and (
+            last or (config.eval_every > 0 and (step + 1) % config.eval_every == 0))
+        if evaluated:
+            record.update(evaluate(model, step + 1))
+            model.train()
+            t0 = time.perf_counter()
+        if ctx.is_main and ((step + 1) % config.log_every == 0 or last or evaluated):
             metrics_log.append(record)
         bar.update(1)
         bar.set_postfix({k: f"{v:.4g}" for k, v in record.items() if k not in ("step", "grad_norm")})

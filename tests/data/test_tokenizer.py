@@ -2,6 +2,7 @@
 
 import gzip
 import hashlib
+import pickle
 
 import numpy as np
 import pytest
@@ -61,6 +62,8 @@ def test_round_trip_and_agreement_with_sentencepiece(trained):
         assert tokenizer.decode(ids) == sequence
     batch = structured_sentences(3, seed=4)
     assert tokenizer.encode(batch) == [sp.encode(s) for s in batch]
+    copy = pickle.loads(pickle.dumps(tokenizer))   # as DataLoader workers receive it
+    assert copy.encode(batch) == [sp.encode(s) for s in batch] and (copy.hash, copy.path) == (tokenizer.hash, path)
 
 
 def test_offsets_tile_the_sentence(trained):

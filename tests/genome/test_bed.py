@@ -32,6 +32,7 @@ def test_bed4_features_with_headers_skipped(tmp_path):
     records = list(read_bed(write(tmp_path, text)))
     assert [(r.chrom, r.start, r.end, r.name) for r in records] == [
         ("chr1", 100, 300, "GM12878|CTCF|None"), ("chr2", 0, 5, "K562|H3K4me3|None")]
+    assert [r.line for r in records] == [4, 5]  # file line numbers, skipped lines counted
     assert records[0].strand is None and records[0].score is None
 
 

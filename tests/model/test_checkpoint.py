@@ -125,3 +125,8 @@ def test_finetuning_load_reports_loaded_dropped_initialised(saved, tmp_path):
     ids, mask = _inputs()
     with torch.no_grad():
         assert torch.equal(reloaded.eval()(ids, mask).logits, classifier.eval()(ids, mask).logits)
+    dropped_out, _ = load_encoder_for_finetuning(directory, head=task, seed=1, overrides={"dropout": 0.3})
+    assert dropped_out.config.dropout == 0.3 and dropped_out.dropout.p == 0.3
+    assert torch.equal(dropped_out.classifier.weight, classifier.classifier.weight)
+    with pytest.raises(CheckpointError, match="shape"):   # a field that changes the weights cannot be overridden
+        load_encoder_for_finetuning(directory, head=task, overrides={"intermediate_size": 48})

@@ -7,6 +7,7 @@ import pytest
 from dnabird.errors import ConfigError
 from dnabird.pipeline import RunContext
 from dnabird.stages.fetch import FetchConfig, genome_fasta, inputs
+from tests.data.test_fetch import server  # noqa: F401  (the local HTTP server fixture)
 
 
 def test_the_unpacked_fasta_is_the_genome():
@@ -22,3 +23,28 @@ def test_the_unpacked_fasta_is_the_genome():
 def test_the_manifest_file_is_an_input(tmp_path):
     [manifest] = inputs(FetchConfig(source="toy"), RunContext(tmp_path))
     assert manifest.name == "toy.yaml" and manifest.is_file()
+
+
+def test_extra_sources_are_recorded_under_their_roles(tmp_path, server):  # noqa: F811
+    import gzip
+
+    import yaml
+
+    from dnabird.stages.fetch import run
+
+    chain, bed = b"chain 1 a 10 + 0 10 a 10 + 0 10 1\n10\n\n", b"chr1\t0\t60\tA_1\t900\t+\t49\t60\n"
+    server.files["/c.chain.gz"], server.files["/p.bed"] = gzip.compress(chain), bed
+    manifests = {}
+    for name, filename, unpack in (("chain_src", "c.chain.gz", "gunzip"), ("bed_src", "p.bed", "none")):
+        manifests[name] = tmp_path / f"{name}.yaml"
+        manifests[name].write_text(yaml.safe_dump({
+            "name": name, "description": "test", "build": "none", "format": "other", "license": "test",
+            "files": [{"filename": filename, "url": server.url("/" + filename), "checksum": "none",
+                       "unpack": unpack}]}))
+    roles = {"chain": str(manifests["chain_src"]), "promoters_bed": str(manifests["bed_src"])}
+    config = FetchConfig(source="toy", dest=str(tmp_path / "data"), extra_sources=roles)
+    assert set(inputs(config, RunContext(tmp_path))) == {*manifests.values(), *inputs(FetchConfig(), None)}
+    outputs = run(config, RunContext(tmp_path), tmp_path / "fetch")
+    assert outputs["chain"] == tmp_path / "data" / "chain_src" / "c.chain"          # the unpacked file
+    assert outputs["chain"].read_bytes() == chain and outputs["promoters_bed"].read_bytes() == bed
+    assert outputs["fasta"].name == "toy_hg19.fa"

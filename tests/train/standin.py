@@ -61,15 +61,16 @@ def standin_loss(model, batch: dict, step: int) -> LossOutput:
 
 def run(out_dir: Path, *, steps: int, resume: bool = False, global_batch: int = 8, micro_batch: int = 2,
         dropout: float = 0.1, block_at_step: int | None = None, checkpoint_every: int = 2,
-        lr: float = 1e-2) -> list[dict]:
+        lr: float = 1e-2, log_every: int = 1, eval_every: int = 0, evaluate=None) -> list[dict]:
     config = TrainConfig(out_dir=str(out_dir), max_steps=steps, global_batch_size=global_batch,
-                         micro_batch_size=micro_batch, lr=lr, warmup_steps=2,
-                         checkpoint_every=checkpoint_every, keep_last=2, progress=False)
+                         micro_batch_size=micro_batch, lr=lr, warmup_steps=2, checkpoint_every=checkpoint_every,
+                         keep_last=2, progress=False, log_every=log_every, eval_every=eval_every)
     seed_everything(3)
     model = StandinModel(dropout)
     block = None if block_at_step is None else block_at_step * global_batch
     dataset = StandinDataset(seed=7, block_at_index=block, marker=Path(out_dir) / "blocked")
-    return train(model, standin_loss, dataset, config, collate_fn=collate, resume=resume, run_info={"seed": 3})
+    return train(model, standin_loss, dataset, config, collate_fn=collate, resume=resume, run_info={"seed": 3},
+                 evaluate=evaluate)
 
 
 def main(argv: list[str]) -> None:

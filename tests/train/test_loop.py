@@ -63,6 +63,24 @@ def test_sigkill_mid_run_then_resume_gives_bit_identical_losses(tmp_path):
     assert _losses(killed) == _losses(reference)     # exact float equality, steps 1-7
 
 
+def test_evaluate_runs_every_n_steps_and_at_the_end_without_disturbing_training(tmp_path):
+    calls = []
+
+    def evaluate(model, step):
+        calls.append((step, model.training))
+        model.eval()                                   # the loop puts it back in training mode
+        with torch.no_grad():
+            value = float(model.head.weight.sum())
+        return {"val_weight_sum": value}
+
+    records = run(tmp_path / "a", steps=7, log_every=5, eval_every=3, evaluate=evaluate)
+    assert calls == [(3, True), (6, True), (7, True)]
+    # logged at log_every (5), at every evaluation and at the end
+    assert [(r["step"], "val_weight_sum" in r) for r in records] == [(3, True), (5, False), (6, True), (7, True)]
+    plain = run(tmp_path / "b", steps=7, log_every=1)  # same dropout masks and updates without evaluations
+    assert [r["loss"] for r in plain if r["step"] in (3, 5, 6, 7)] == [r["loss"] for r in records]
+
+
 def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint to resume from"):
         run(tmp_path, steps=2, resume=True)

@@ -1,0 +1,42 @@
+"""`dnabird finetune TASK --config FILE [--pretrained DIR|none] [--out DIR] [--resume] [key.sub=value …]`: fine-tune a
+pretrained encoder (or the same model from scratch) on a supervised task and report it on the test split.
+
+FILE is a task config (the keys of the task's config, e.g. `PromoterConfig`) or a pipeline YAML whose
+section named TASK is used, its null paths taken from the pipeline's finished stages (output: the
+pipeline's `OUT_DIR/TASK`, unless `--out` says otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from dnabird.config import read_yaml
+from dnabird.tasks import TASKS
+
+
+def run(args: argparse.Namespace) -> int:
+    from dnabird.finetune.recipe import finetune, load_config
+    from dnabird.stages.finetune import from_pipeline
+
+    overrides = list(args.overrides)
+    pipeline = args.task in read_yaml(args.config)   # a pipeline file: its TASK section
+    if args.pretrained is not None:
+        overrides.append(f"{args.task + '.' if pipeline else ''}pretrained={args.pretrained}")
+    config = (from_pipeline if pipeline else load_config)(args.task, args.config, overrides)
+    if args.out is not None:
+        config = dataclasses.replace(config, train=dataclasses.replace(config.train, out_dir=args.out))
+    finetune(args.task, config, resume=args.resume)
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("finetune", help="fine-tune an encoder on a supervised task (promoter, ...)")
+    parser.add_argument("task", choices=sorted(TASKS), help="the task")
+    parser.add_argument("--config", required=True, help="task config YAML, or a pipeline YAML with a TASK section")
+    parser.add_argument("--pretrained", help="pretrained checkpoint directory, or 'none' to train from scratch")
+    parser.add_argument("--out", help="output folder (default: train.out_dir, or the pipeline's OUT_DIR/TASK)")
+    parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
+    parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
+                        help="override config values, e.g. train.lr=1e-4 data.negatives=genomic")
+    parser.set_defaults(func=run)

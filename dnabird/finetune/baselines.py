@@ -1,0 +1,48 @@
+"""Cheap baselines printed beside every fine-tuned score: a logistic regression on k-mer counts or on the
+token count alone. When one of them scores as high as the model, the task (not the model) is easy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dnabird.errors import ParameterError
+
+_BASE_CODE = np.full(256, -1, dtype=np.int64)
+for _code, _base in enumerate(b"ACGT"):
+    _BASE_CODE[_base] = _code
+
+
+def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
+    """Counts of every k-mer (4^k columns, A < C < G < T order) in each row of `sequences` ([N, W] uint8
+    ASCII, one strand as given); k-mers containing N are not counted."""
+    if not 1 <= k <= 8:
+        raise ParameterError("k", k, "an integer in [1, 8]")
+    sequences = np.asarray(sequences)
+    width = sequences.shape[1] - k + 1
+    counts = np.zeros((len(sequences), 4 ** k), dtype=np.float32)
+    for first in range(0, len(sequences), 256):                 # row chunks bound the temporaries
+        codes = _BASE_CODE[sequences[first:first + 256]]         # [n, W], -1 at N
+        index = np.zeros((len(codes), width), dtype=np.int64)
+        valid = np.ones((len(codes), width), dtype=bool)
+        for j in range(k):
+            index = index * 4 + codes[:, j:j + width]
+            valid &= codes[:, j:j + width] >= 0
+        for row in range(len(codes)):
+            counts[first + row] = np.bincount(index[row][valid[row]], minlength=4 ** k)
+    return counts
+
+
+def token_counts(ids: np.ndarray, pad_id: int = 0) -> np.ndarray:
+    """Tokens per example (the [CLS] and [SEP] included), as a one-column feature matrix [N, 1]."""
+    return (np.asarray(ids) != pad_id).sum(1, keepdims=True).astype(np.float32)
+
+
+def logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *, seed: int = 0) -> np.ndarray:
+    """Positive-class probabilities of `test_x` from a standardised L2 logistic regression fit on the train rows."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed))
+    model.fit(train_x, np.asarray(train_y).astype(int))
+    return model.predict_proba(test_x)[:, 1]

@@ -1,0 +1,89 @@
+"""What a task hands the fine-tuning recipe: `TaskData` (its spec, three splits, baseline features), and the
+index-addressed example streams the training loop reads.
+
+An `EpochExamples` dataset wraps epochs itself: global index g is epoch g // N and the example at
+position g % N of that epoch's order (a permutation drawn from (seed, epoch) when shuffled). A subclass
+builds `example(index, epoch)`, which may draw random numbers only from (seed, epoch, index), so that
+any example can be rebuilt anywhere (DataLoader workers, DDP ranks, after a resume).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from dnabird.model.task_spec import TaskSpec
+
+
+class EpochExamples(torch.utils.data.Dataset):
+    """An endless stream over a fixed set of `len(self)` example slots; `labels[i]` is slot i's label."""
+
+    def __init__(self, labels: np.ndarray, *, seed: int = 0, shuffle: bool = False):
+        self.labels, self.seed, self.shuffle = np.asarray(labels), seed, shuffle
+        self._order_cache: tuple[int, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        """Examples per epoch."""
+        return len(self.labels)
+
+    def order(self, epoch: int) -> np.ndarray:
+        """The slots in the order epoch `epoch` visits them."""
+        if not self.shuffle:
+            return np.arange(len(self))
+        if self._order_cache is None or self._order_cache[0] != epoch:
+            self._order_cache = (epoch, np.random.default_rng((self.seed, epoch)).permutation(len(self)))
+        return self._order_cache[1]
+
+    def __getitem__(self, global_index: int) -> dict[str, np.ndarray]:
+        epoch, position = divmod(int(global_index), len(self))
+        return self.example(int(self.order(epoch)[position]), epoch)
+
+    def example(self, index: int, epoch: int) -> dict[str, np.ndarray]:
+        """Slot `index` as drawn in epoch `epoch`: {"input_ids": int [L], "labels": its label}."""
+        raise NotImplementedError
+
+
+class TokenExamples(EpochExamples):
+    """Examples whose token ids are fixed: rows of `ids` ([N, L], padded to the task's eval length)."""
+
+    def __init__(self, ids: np.ndarray, labels: np.ndarray, *, seed: int = 0, shuffle: bool = False):
+        super().__init__(labels, seed=seed, shuffle=shuffle)
+        self.ids = ids
+
+    def example(self, index: int, epoch: int) -> dict[str, np.ndarray]:
+        return {"input_ids": self.ids[index].astype(np.int64), "labels": self.labels[index]}
+
+
+def collate(examples: Sequence[dict[str, np.ndarray]], *, pad_id: int = 0,
+            class_labels: bool = False) -> dict[str, torch.Tensor]:
+    """Stack examples into a batch: input ids, the attention mask (True where not [PAD]), zero token types
+    and labels (int64 class indices with `class_labels`, else float targets: binary and multi-label)."""
+    ids = torch.from_numpy(np.stack([e["input_ids"] for e in examples]).astype(np.int64))
+    labels = torch.as_tensor(np.stack([e["labels"] for e in examples]))
+    return {"input_ids": ids, "attention_mask": ids != pad_id, "token_type_ids": torch.zeros_like(ids),
+            "labels": labels.long() if class_labels else labels.float()}
+
+
+@dataclass
+class TaskData:
+    """A task's data, ready for `finetune`.
+
+    spec: the `TaskSpec` written as task.json (head kind, labels, eval length, window, anchor, tokenizer).
+    train: the training stream (shuffled, possibly redrawn per epoch); validation, test: fixed examples.
+    test_groups: cluster id of each test example for the bootstrap (overlapping windows, a positive and its
+        negative), or None to resample examples one by one.
+    baseline_features: baseline name -> (features of train slots at epoch 0, features of test examples);
+        the recipe fits a logistic regression on each. A token-count baseline is always added.
+    summary: counts and settings of the data build, copied into report.json.
+    """
+
+    spec: TaskSpec
+    train: EpochExamples
+    validation: EpochExamples
+    test: EpochExamples
+    test_groups: np.ndarray | None = None
+    baseline_features: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    summary: dict = field(default_factory=dict)

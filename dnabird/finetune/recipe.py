@@ -1,0 +1,221 @@
+"""The fine-tuning recipe: a task's data + a pretrained (or fresh) encoder -> `train(...)` with validation
+every N steps -> the best validation model, evaluated once on test beside the baselines.
+
+`dnabird finetune TASK` and each task's pipeline stage call `finetune(task, config)`. Outputs in
+`train.out_dir`: `model/` (the selected model with its tokenizer and `task.json`), `report.json`,
+`metrics.jsonl` (training and validation), `learning_curve.png`, `roc.png`, `pr.png`, `checkpoints/`,
+and whatever the task writes about its data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import math
+import os
+from pathlib import Path
+
+import torch
+
+from dnabird.data.tokenizer import Tokenizer
+from dnabird.errors import CheckpointError, ParameterError
+from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
+from dnabird.finetune.data import TaskData, collate
+from dnabird.finetune.evaluate import Selection, predict, score
+from dnabird.finetune.report import (
+    MODEL_ROW,
+    binary_rows,
+    format_table,
+    length_summary,
+    plot_curves,
+    token_count_features,
+)
+from dnabird.io import write_json_atomic
+from dnabird.model.checkpoint import (
+    load_encoder_for_finetuning,
+    load_weights,
+    read_config,
+    read_tensors,
+    save_checkpoint,
+)
+from dnabird.provenance import versions
+from dnabird.tasks import task_module
+from dnabird.train import LossOutput, checkpoint, distributed, train
+from dnabird.train.loop import seed_everything
+
+log = logging.getLogger(__name__)
+VALIDATION_KEYS = ("loss", "accuracy", "f1", "auroc", "auprc", "mcc", "macro_f1", "median_auroc", "median_auprc")
+
+
+def load_config(task: str, path: str | os.PathLike, overrides: list[str] = ()) -> FinetuneConfig:
+    """Read a task config YAML (the keys of the task's config), apply `key.sub=value` overrides, validate.
+    Unknown keys and wrong types fail by name. (A pipeline YAML's task section: see
+    `dnabird.stages.finetune.from_pipeline`.)"""
+    from dnabird.config import apply_overrides, build_config, read_yaml
+
+    return build_config(task_module(task).CONFIG, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
+
+
+def checkpoint_tokenizer(directory: str | os.PathLike) -> Tokenizer:
+    """The tokenizer `.model` saved in a checkpoint directory."""
+    models = sorted(Path(directory).glob("*.model"))
+    if len(models) != 1:
+        raise CheckpointError(f"{directory}: expected one tokenizer .model file, found {len(models)}")
+    return Tokenizer.load(models[0])
+
+
+def resolve_tokenizer(config: FinetuneConfig) -> Tokenizer:
+    """The data's tokenizer; with a pretrained checkpoint it must be the one the checkpoint was trained with."""
+    if config.pretrained is None:
+        raise ParameterError("pretrained", None, f"a checkpoint directory, or {FROM_SCRATCH!r} to train from scratch")
+    if config.pretrained == FROM_SCRATCH:
+        if config.tokenizer is None:
+            raise ParameterError("tokenizer", None, "a tokenizer .model path when training from scratch")
+        return Tokenizer.load(config.tokenizer)
+    pretrained = checkpoint_tokenizer(config.pretrained)
+    if config.tokenizer is not None:
+        given = Tokenizer.load(config.tokenizer)
+        if given.hash != pretrained.hash:
+            raise CheckpointError(f"{config.pretrained} was pretrained with tokenizer {pretrained.path} "
+                                  f"(sha256 {pretrained.hash}), but the data is encoded with {given.path} "
+                                  f"(sha256 {given.hash}); use the checkpoint's tokenizer")
+    return pretrained
+
+
+def _dropout_overrides(config: FinetuneConfig) -> dict:
+    names = ("dropout", "attention_dropout")
+    return {name: getattr(config, name) for name in names if getattr(config, name) is not None}
+
+
+def encoder_config(config: FinetuneConfig, tokenizer: Tokenizer | None = None):
+    """The `EncoderConfig` fine-tuned: the checkpoint's, or from scratch the preset with `model_overrides`
+    (and the tokenizer's vocabulary size), with the dropout overrides on top."""
+    from dnabird.model.config import EncoderConfig, build_encoder_config
+
+    dropouts = _dropout_overrides(config)
+    if config.pretrained == FROM_SCRATCH:
+        fixed = {} if tokenizer is None else {"vocab_size": tokenizer.vocab_size}
+        return build_encoder_config(config.model, config.model_overrides, **fixed, **dropouts)
+    return EncoderConfig.from_dict({**read_config(config.pretrained).to_dict(), **dropouts},
+                                   source=f"{config.pretrained} with the fine-tuning dropout")
+
+
+def build_model(config: FinetuneConfig, task: TaskData, model_config) -> torch.nn.Module:
+    """A `SequenceClassifier` for the task: the pretrained encoder with a fresh head, or all fresh."""
+    from dnabird.model.heads import SequenceClassifier
+
+    if config.pretrained == FROM_SCRATCH:
+        model = SequenceClassifier(model_config, task.spec.num_outputs, problem=task.spec.problem, seed=config.seed)
+    else:
+        model, _ = load_encoder_for_finetuning(config.pretrained, task.spec, seed=config.seed,
+                                               overrides=_dropout_overrides(config))
+    if config.freeze_encoder:
+        model.encoder.requires_grad_(False)
+    return model
+
+
+def classification_loss(positive_weight: float, problem: str):
+    """The loss function `train` calls: the classifier's own loss (BCE with `positive_weight`, or CE)."""
+
+    def loss_fn(model, batch: dict[str, torch.Tensor], step: int) -> LossOutput:
+        labels = batch["labels"]
+        weight = None if problem == "multiclass" else torch.tensor(positive_weight, device=labels.device)
+        out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=labels,
+                    pos_weight=weight, step=step)
+        predicted = out.logits.argmax(-1) if problem == "multiclass" else (out.logits > 0).float()
+        correct = (predicted == labels).float().sum()
+        return LossOutput(out.loss, int(batch["attention_mask"].sum()),
+                          {"accuracy": (correct, torch.tensor(float(labels.numel())))})
+
+    return loss_fn
+
+
+def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict:
+    """Fine-tune on task `task`, keep the best validation model, report it on test. Returns the report
+    (empty on ranks other than 0)."""
+    out_dir = Path(config.train.out_dir)
+    tokenizer = resolve_tokenizer(config)
+    model_config = encoder_config(config, tokenizer)
+    data = task_module(task).build(config, tokenizer, block_size=model_config.length_multiple, out_dir=out_dir)
+    if data.spec.eval_length + model_config.position_offset > model_config.max_positions:
+        raise ParameterError("eval_length", data.spec.eval_length,
+                             f"at most the model's max_positions={model_config.max_positions} tokens")
+    steps = config.train.max_steps if config.epochs is None else \
+        math.ceil(config.epochs * len(data.train) / config.train.global_batch_size)
+    config.check_schedule(steps)
+    train_config = dataclasses.replace(config.train, max_steps=steps)
+    if resume and (last := checkpoint.latest(out_dir / "checkpoints")) is not None:
+        from dnabird.pretraining.recipe import check_same_model
+
+        check_same_model(read_config(last / checkpoint.MODEL_DIR), model_config, last)
+    ctx = distributed.setup(train_config.device)
+    seed_everything(config.seed + ctx.rank)
+    model = build_model(config, data, model_config)
+    selection = Selection(config.selection_metric)
+    spec, problem = data.spec, data.spec.problem
+    options = dict(batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id, positive_weight=config.positive_weight,
+                   device=ctx.device)
+
+    def validate(net: torch.nn.Module, step: int) -> dict:
+        labels, scores, loss = predict(net, data.validation, spec, **options)
+        metrics = {**score(spec, labels, scores), "loss": loss}
+        selection.offer(step, metrics, net)
+        return {f"val_{k}": metrics[k] for k in VALIDATION_KEYS if metrics.get(k) is not None}
+
+    def save(net, directory: Path) -> None:
+        save_checkpoint(net, directory, tokenizer_files=(tokenizer.path,))
+        selection.save(directory / "selection")
+
+    def load(net, directory: Path) -> None:
+        load_weights(net, read_tensors(directory), source=str(directory))
+        selection.load(directory / "selection")
+
+    train(model, classification_loss(config.positive_weight, problem), data.train, train_config,
+          collate_fn=functools.partial(collate, pad_id=tokenizer.pad_id, class_labels=problem == "multiclass"),
+          resume=resume, ctx=ctx, evaluate=validate, save_model=save, load_model=load,
+          run_info={"finetune": dataclasses.asdict(config), "task": spec.to_dict(), "model": model_config.to_dict(),
+                    "versions": versions(), "seed": config.seed})
+    report = {}
+    if ctx.is_main:
+        if selection.state is not None:
+            model.load_state_dict(selection.state)
+        save_checkpoint(model, out_dir / "model", tokenizer_files=(tokenizer.path,), task=spec)
+        report = report_on_test(task, model, data, config, selection, tokenizer, ctx.device)
+    distributed.barrier(ctx)
+    distributed.teardown(ctx)
+    return report
+
+
+def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, selection: Selection, tokenizer,
+                device) -> dict:
+    """Score the selected model on test (with the baselines for a binary task); write report.json and the
+    plots, print the table."""
+    out_dir = Path(config.train.out_dir)
+    labels, scores, loss = predict(model, data.test, data.spec, batch_size=config.eval_batch_size,
+                                   pad_id=tokenizer.pad_id, positive_weight=config.positive_weight, device=device)
+    test = {"loss": loss}
+    lengths = {}
+    if data.spec.problem == "binary":
+        train_counts, test_counts = token_count_features(data.train, data.test, tokenizer.pad_id)
+        baselines = {**data.baseline_features, "token count": (train_counts, test_counts)}
+        rows, row_scores = binary_rows(labels, scores, baselines, data.train.labels, groups=data.test_groups,
+                                       resamples=config.bootstrap_resamples, seed=config.seed)
+        plot_curves(labels, row_scores, out_dir)
+        names = {1: data.spec.labels[0], 0: "negative"}
+        lengths = {"train": length_summary(train_counts[:, 0], data.train.labels, names),
+                   "test": length_summary(test_counts[:, 0], labels, names)}
+        test["rows"] = rows
+    else:   # baselines for multi-class and multi-label tasks are for their tasks to add
+        test["rows"] = {MODEL_ROW: score(data.spec, labels, scores)}
+    pretrained = "from scratch" if config.pretrained == FROM_SCRATCH else "pretrained"
+    test["title"] = (f"{task}: test split, {len(labels)} examples, {pretrained} model selected at step "
+                     f"{selection.step} by validation {selection.metric} = "
+                     f"{'n/a' if selection.value is None else round(selection.value, 4)}")
+    report = {"task": data.spec.to_dict(), "test": test, "token_lengths": lengths, "data": data.summary,
+              "selection": {"metric": selection.metric, "step": selection.step, "value": selection.value,
+                            "validation": selection.metrics},
+              "config": dataclasses.asdict(config), "versions": versions(), "seed": config.seed}
+    write_json_atomic(out_dir / "report.json", report)
+    print(format_table(report))
+    return report

@@ -1,0 +1,112 @@
+"""The test report of a fine-tuned model: its metrics with bootstrap 95 % intervals beside the cheap
+baselines on the same examples, the token lengths per class, a printed table and ROC / PR plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dnabird.finetune.baselines import logistic_scores, token_counts
+from dnabird.finetune.data import EpochExamples
+from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals
+from dnabird.io import atomic_output
+
+TABLE_COLUMNS = ("accuracy", "f1", "auroc", "auprc", "mcc", "precision", "recall")
+INTERVAL_COLUMNS = ("accuracy", "f1", "auroc")
+MODEL_ROW = "fine-tuned model"
+
+
+def slot_ids(examples: EpochExamples) -> np.ndarray:
+    """Token ids of every slot as drawn in epoch 0, [N, L]."""
+    return np.stack([examples.example(i, 0)["input_ids"] for i in range(len(examples))])
+
+
+def length_summary(lengths: np.ndarray, labels: np.ndarray, names: dict[int, str]) -> dict:
+    """Token-length distribution of each class: min, 5 %, median, 95 %, max, mean."""
+    out = {}
+    for label, name in names.items():
+        values = lengths[labels == label]
+        if len(values):
+            q = np.percentile(values, [0, 5, 50, 95, 100])
+            out[name] = {"min": int(q[0]), "p05": float(q[1]), "median": float(q[2]), "p95": float(q[3]),
+                         "max": int(q[4]), "mean": round(float(values.mean()), 2)}
+    return out
+
+
+def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[str, tuple[np.ndarray, np.ndarray]],
+                train_labels: np.ndarray, *, groups: np.ndarray | None, resamples: int, seed: int) -> tuple[dict, dict]:
+    """Metrics with intervals of the model and of a logistic regression per baseline feature set (fit on
+    the train features); returns (table rows, each row's test scores)."""
+    scores = {MODEL_ROW: model_scores}
+    for name, (train_x, test_x) in baselines.items():
+        scores[f"{name} baseline"] = logistic_scores(train_x, train_labels, test_x, seed=seed)
+    rows = {}
+    for name, values in scores.items():
+        rows[name] = binary_metrics(labels, values)
+        rows[name]["ci95"] = bootstrap_intervals(labels, values, groups=groups, resamples=resamples, seed=seed)
+    return rows, scores
+
+
+def token_count_features(train: EpochExamples, test: EpochExamples, pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    return token_counts(slot_ids(train), pad_id), token_counts(slot_ids(test), pad_id)
+
+
+def _cell(row: dict, column: str) -> str:
+    value, ci = row.get(column), row.get("ci95", {}).get(column)
+    text = "n/a" if value is None else f"{value:.3f}"
+    if column in INTERVAL_COLUMNS:
+        return f"{text + (f' [{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''):>22}"
+    return f"{text:>10}"
+
+
+def _rows(rows: dict[str, dict]) -> list[str]:
+    columns = [c for c in TABLE_COLUMNS if any(c in r for r in rows.values())]
+    width = max(len(name) for name in rows) + 2
+    header = " " * width + "".join(f"{c:>22}" if c in INTERVAL_COLUMNS else f"{c:>10}" for c in columns)
+    return [header, *(f"{name:<{width}}" + "".join(_cell(row, c) for c in columns) for name, row in rows.items())]
+
+
+def format_table(report: dict) -> str:
+    """The test table: one row per scorer, 95 % intervals in brackets, then the token lengths per class."""
+    lines = [report["test"]["title"], *_rows(report["test"]["rows"])]
+    for split, classes in report.get("token_lengths", {}).items():
+        shown = "; ".join(f"{name} median {s['median']:.0f} (5-95 %: {s['p05']:.0f}-{s['p95']:.0f})"
+                          for name, s in classes.items())
+        lines.append(f"tokens per input, {split}: {shown}")
+    return "\n".join(lines)
+
+
+def comparison_table(reports: dict[str, dict]) -> str:
+    """Several runs' test tables as one: a row per (run, scorer)."""
+    rows = {f"{run}: {scorer}": row for run, report in reports.items()
+            for scorer, row in report["test"]["rows"].items()}
+    return "\n".join(["test split, every run (95 % bootstrap intervals)", *_rows(rows)])
+
+
+def plot_curves(labels: np.ndarray, scores: dict[str, np.ndarray], out_dir: Path) -> list[Path]:
+    """`roc.png` and `pr.png`: one curve per scorer on the test examples."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from sklearn.metrics import precision_recall_curve, roc_curve
+
+    paths = []
+    for name, curve, axes in (("roc", roc_curve, ("false positive rate", "true positive rate")),
+                              ("pr", precision_recall_curve, ("recall", "precision"))):
+        fig, ax = plt.subplots(figsize=(4.5, 4))
+        for row, values in scores.items():
+            a, b, _ = curve(labels, values)
+            ax.plot(*((a, b) if name == "roc" else (b, a)), label=row)
+        ax.set_xlabel(axes[0])
+        ax.set_ylabel(axes[1])
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        path = out_dir / f"{name}.png"
+        with atomic_output(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=100)
+        plt.close(fig)
+        paths.append(path)
+    return paths

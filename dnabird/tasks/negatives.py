@@ -1,0 +1,154 @@
+"""Negative windows for a positive set: DeePromoter's part-randomised copies, or genomic windows away
+from every annotated site, matched to the positives' GC content.
+
+Every draw takes a `numpy.random.Generator` made by the caller from (seed, epoch, index), so a
+negative is a pure function of those numbers (exact resume, DDP, redraw per epoch).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dnabird.errors import ParameterError
+from dnabird.model.task_spec import Anchor
+
+BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
+_GC = np.zeros(256, dtype=bool)
+_GC[[ord("C"), ord("G")]] = True
+_N = np.zeros(256, dtype=bool)
+_N[ord("N")] = True
+
+
+def part_bounds(length: int, parts: int) -> np.ndarray:
+    """`parts + 1` boundaries cutting `length` bp into equal parts (round(k · length / parts); an
+    8,000-bp window gives 20 parts of exactly 400 bp)."""
+    return np.round(np.arange(parts + 1) * length / parts).astype(np.int64)
+
+
+def deepromoter_negative(sequence: np.ndarray, rng: np.random.Generator, *, parts: int = 20,
+                         keep: int = 8) -> np.ndarray:
+    """DeePromoter's negative of one positive (Oubounyt et al. 2019; as egochao/DeePromoter): cut it into
+    `parts` equal subsequences, keep `keep` of them chosen at random, replace every other one with
+    i.i.d. uniform A/C/G/T. `sequence` is a uint8 array of ASCII bases."""
+    if not 0 <= keep <= parts or parts < 1 or len(sequence) < parts:
+        raise ParameterError("(parts, keep)", (parts, keep), f"1 <= parts <= len={len(sequence)}, 0 <= keep <= parts")
+    bounds = part_bounds(len(sequence), parts)
+    kept = rng.choice(parts, size=keep, replace=False)
+    negative = BASES[rng.integers(0, 4, size=len(sequence))]
+    for part in kept:
+        negative[bounds[part]:bounds[part + 1]] = sequence[bounds[part]:bounds[part + 1]]
+    return negative
+
+
+def gc_fraction(sequence: np.ndarray) -> float:
+    """G + C over the called (non-N) bases of a uint8 ASCII sequence (0 when all are N)."""
+    called = len(sequence) - int(_N[sequence].sum())
+    return float(_GC[sequence].sum()) / called if called else 0.0
+
+
+@dataclass(frozen=True)
+class GenomicWindow:
+    """A window drawn from the genome: its anchor position and strand (the window follows the anchor
+    rule) and its GC fraction."""
+
+    chrom: str
+    position: int
+    strand: str
+    gc: float
+
+
+class GenomicNegatives:
+    """Windows of the anchor's length from a lattice of starts (every `step` bp) on `chromosomes`, whose
+    anchor position lies at least `min_site_distance` bp from every site in `sites` (on either strand)
+    and whose N share is at most `max_n_fraction`; `draw` picks one uniformly among those within a GC
+    tolerance of a target, never the same stretch twice.
+
+    `read(chrom)` returns a chromosome as a uint8 ASCII upper-case array (read one at a time); `blocked`
+    maps a chromosome to intervals no window may overlap. GC and N are counted per lattice bin and summed
+    with prefix sums, so each window's GC is exact at the cost of one pass over the sequence. The lattice
+    step is gcd(window length, `step`), so windows end on the lattice too.
+    """
+
+    def __init__(self, chromosomes: Sequence[str], read: Callable[[str], np.ndarray],
+                 sites: Mapping[str, Sequence[int]], anchor: Anchor, *, min_site_distance: int = 2000,
+                 max_n_fraction: float = 0.0, step: int = 100,
+                 blocked: Mapping[str, Sequence[tuple[int, int]]] | None = None):
+        if anchor.kind != "tss":
+            raise ParameterError("anchor", str(anchor), "a 'tss:-U:+D' anchor")
+        width = anchor.length
+        step = math.gcd(width, step)
+        self.anchor, self.width, self.step = anchor, width, step
+        chrom_ids, starts, strands, gcs = [], [], [], []
+        self.chroms = list(chromosomes)
+        for index, chrom in enumerate(self.chroms):
+            sequence = read(chrom)
+            bins = len(sequence) // step
+            if bins * step < width:
+                continue
+            cut = sequence[:bins * step].reshape(bins, step)
+            gc = np.concatenate(([0], np.cumsum(_GC[cut].sum(1))))
+            n = np.concatenate(([0], np.cumsum(_N[cut].sum(1))))
+            span = width // step
+            gc_count, n_count = gc[span:] - gc[:-span], n[span:] - n[:-span]  # per window start
+            start = np.arange(len(gc_count), dtype=np.int64) * step
+            ok = n_count <= max_n_fraction * width
+            for lo, hi in (blocked or {}).get(chrom, ()):
+                ok &= ~((start < hi) & (start + width > lo))      # overlaps a blocked interval
+            site = np.sort(np.asarray(sites.get(chrom, ()), dtype=np.int64))
+            for strand in ("+", "-"):
+                position = start + (anchor.upstream if strand == "+" else anchor.downstream - 1)
+                far = _distance_to_nearest(position, site) >= min_site_distance
+                keep = ok & far
+                chrom_ids.append(np.full(int(keep.sum()), index, dtype=np.int32))
+                starts.append(start[keep])
+                strands.append(np.full(int(keep.sum()), strand == "-"))
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    gcs.append((gc_count / (width - n_count))[keep])
+        gc = np.concatenate(gcs) if gcs else np.zeros(0)
+        order = np.argsort(gc, kind="stable")
+        self.gc = gc[order]
+        self.chrom_id = np.concatenate(chrom_ids)[order] if chrom_ids else np.zeros(0, np.int32)
+        self.start = np.concatenate(starts)[order] if starts else np.zeros(0, np.int64)
+        self.minus = np.concatenate(strands)[order] if strands else np.zeros(0, bool)
+        self._used: set[tuple[int, int]] = set()
+
+    def __len__(self) -> int:
+        """Candidate windows (each lattice start counts once per strand)."""
+        return len(self.gc)
+
+    def draw(self, target_gc: float, tolerance: float, rng: np.random.Generator, *,
+             tries: int = 16) -> GenomicWindow | None:
+        """A candidate with |GC − target| <= tolerance whose stretch no earlier draw used, or None."""
+        lo = int(np.searchsorted(self.gc, target_gc - tolerance, side="left"))
+        hi = int(np.searchsorted(self.gc, target_gc + tolerance, side="right"))
+        if hi <= lo:
+            return None
+        picks = rng.integers(lo, hi, size=tries).tolist()
+        pick = next((p for p in picks if self._key(p) not in self._used), None)
+        if pick is None:  # crowded: scan from the first pick for an unused stretch
+            first = picks[0] - lo
+            pick = next((lo + (first + k) % (hi - lo) for k in range(hi - lo)
+                         if self._key(lo + (first + k) % (hi - lo)) not in self._used), None)
+            if pick is None:
+                return None
+        self._used.add(self._key(pick))
+        minus = bool(self.minus[pick])
+        start = int(self.start[pick])
+        position = start + (self.anchor.downstream - 1 if minus else self.anchor.upstream)
+        return GenomicWindow(self.chroms[self.chrom_id[pick]], position, "-" if minus else "+", float(self.gc[pick]))
+
+    def _key(self, index: int) -> tuple[int, int]:
+        return int(self.chrom_id[index]), int(self.start[index])
+
+
+def _distance_to_nearest(positions: np.ndarray, sites: np.ndarray) -> np.ndarray:
+    """Distance from each position to the nearest of the sorted `sites` (inf when there are none)."""
+    if len(sites) == 0:
+        return np.full(len(positions), np.inf)
+    right = np.searchsorted(sites, positions).clip(max=len(sites) - 1)
+    left = (right - 1).clip(min=0)
+    return np.minimum(np.abs(sites[right] - positions), np.abs(positions - sites[left]))

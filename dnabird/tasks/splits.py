@@ -1,0 +1,51 @@
+"""Train / validation / test splits of genomic windows: by chromosome, or at random by groups of
+overlapping windows, so that no stretch of sequence is seen in two splits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from dnabird.errors import ConfigError, ParameterError
+
+SPLITS = ("train", "validation", "test")
+
+
+def overlap_groups(chroms: Sequence[str], starts: Sequence[int], ends: Sequence[int]) -> np.ndarray:
+    """Group id of each half-open interval: intervals that overlap, directly or through a chain of
+    others on the same chromosome, share one id (ids are 0, 1, … in order of chromosome, then start)."""
+    chroms, starts, ends = np.asarray(chroms), np.asarray(starts), np.asarray(ends)
+    order = np.lexsort((starts, chroms))
+    groups = np.empty(len(order), dtype=np.int64)
+    group, reach, chrom = -1, None, None
+    for i in order:
+        if chroms[i] != chrom or starts[i] >= reach:
+            group += 1
+            chrom, reach = chroms[i], ends[i]
+        reach = max(reach, ends[i])
+        groups[i] = group
+    return groups
+
+
+def chromosome_split(chroms: Sequence[str], *, test: Sequence[str], validation: Sequence[str]) -> np.ndarray:
+    """"test" on the `test` chromosomes, "validation" on the `validation` ones, "train" elsewhere."""
+    shared = set(test) & set(validation)
+    if shared:
+        raise ConfigError(f"chromosomes {sorted(shared)} are named both test and validation chromosomes")
+    lookup = {**{c: "validation" for c in validation}, **{c: "test" for c in test}}
+    return np.array([lookup.get(c, "train") for c in chroms], dtype=object)
+
+
+def random_split(groups: Sequence[int], *, fractions: Sequence[float], seed: int) -> np.ndarray:
+    """Whole groups assigned to train / validation / test with probabilities `fractions` (a seeded,
+    group-order-independent draw: each group's split depends only on (seed, group id))."""
+    fractions = np.asarray(fractions, dtype=np.float64)
+    if fractions.shape != (3,) or (fractions < 0).any() or not np.isclose(fractions.sum(), 1.0):
+        raise ParameterError("split_fractions", fractions.tolist(), "three non-negative fractions summing to 1")
+    groups = np.asarray(groups)
+    unique = np.unique(groups)
+    draws = np.array([np.random.default_rng((seed, int(g))).random() for g in unique])
+    assigned = np.searchsorted(np.cumsum(fractions), draws, side="right").clip(max=2)
+    by_group = dict(zip(unique.tolist(), np.array(SPLITS, dtype=object)[assigned], strict=True))
+    return np.array([by_group[g] for g in groups.tolist()], dtype=object)

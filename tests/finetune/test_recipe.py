@@ -1,0 +1,137 @@
+"""The fine-tuning recipe on a stand-in task (tests/finetune/standin_task.py): model selection, resume,
+the report and its bad inputs."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from dnabird.data.tokenizer import Tokenizer
+from dnabird.errors import CheckpointError, ParameterError
+from dnabird.finetune.evaluate import Selection, predict
+from dnabird.finetune.metrics import binary_metrics
+from dnabird.finetune.recipe import finetune
+from dnabird.model.checkpoint import load_checkpoint, read_task, save_checkpoint
+from tests.finetune import standin_task
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = Path(__file__).with_name("standin_task.py")
+
+
+@pytest.fixture(scope="module")
+def tokenizers(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tokenizers")
+    rng = np.random.default_rng(0)
+    sentences = ["".join(rng.choice(list("ACGT"), 300)) for _ in range(200)]
+    return (Tokenizer.train(sentences, root / "a.model", vocab_size=64, sample_size=200),
+            Tokenizer.train(sentences, root / "b.model", vocab_size=80, sample_size=200))
+
+
+@pytest.fixture(scope="module")
+def standin_run(tokenizers, tmp_path_factory):
+    standin_task.register()
+    out = tmp_path_factory.mktemp("standin") / "run"
+    report = finetune("standin", standin_task.config(tokenizers[0].path, out))
+    return out, report
+
+
+def test_selection_keeps_the_weights_of_the_best_step():
+    model = torch.nn.Linear(2, 1)
+    selection = Selection("auroc")
+    for step, value in ((3, 0.6), (6, 0.8), (9, 0.7), (12, None)):
+        with torch.no_grad():
+            model.weight.fill_(step)
+        selection.offer(step, {"auroc": value}, model)
+    assert (selection.step, selection.value) == (6, 0.8) and selection.state["weight"].eq(6).all()
+    lowest = Selection("loss")
+    for step, value in ((1, 0.5), (2, 0.3), (3, 0.4)):
+        lowest.offer(step, {"loss": value}, model)
+    assert lowest.step == 2
+
+
+def test_the_selected_model_is_the_best_validation_step(standin_run):
+    out, report = standin_run
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    validated = [(r["step"], r["val_auroc"]) for r in records if "val_auroc" in r]
+    assert [s for s, _ in validated] == [3, 6, 9, 12]
+    best = max(validated, key=lambda sv: sv[1])               # the first of equal values
+    assert (report["selection"]["step"], report["selection"]["value"]) == best
+    model = load_checkpoint(out / "model")                    # model/ holds that step's weights
+    standin_task.register()
+    task = standin_task.build(standin_task.config(out, out), Tokenizer.load(next((out / "model").glob("*.model"))),
+                              block_size=16, out_dir=out)
+    labels, scores, _ = predict(model, task.validation, task.spec, batch_size=16)
+    assert binary_metrics(labels, scores)["auroc"] == pytest.approx(best[1])
+    assert read_task(out / "model").task == "standin"
+
+
+def test_report_rows_intervals_baseline_and_plots(standin_run):
+    out, report = standin_run
+    rows = report["test"]["rows"]
+    assert set(rows) == {"fine-tuned model", "token count baseline"}
+    for row in rows.values():
+        assert row["examples"] == 32 and set(row["ci95"]) >= {"accuracy", "f1", "auroc"}
+        low, high = row["ci95"]["accuracy"]
+        assert low <= row["accuracy"] <= high
+    assert json.loads((out / "report.json").read_text())["test"] == report["test"]
+    for name in ("roc.png", "pr.png", "learning_curve.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def _script(*args) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, str(SCRIPT), *map(str, args)], env=env, cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_killed_fine_tune_resumes_to_the_same_report(tokenizers, tmp_path):
+    tokenizer = tokenizers[0].path
+    reference = _script(tokenizer, tmp_path / "a", "--steps", 10)
+    assert reference.wait(timeout=300) == 0, reference.stderr.read().decode()[-2000:]
+    killed = _script(tokenizer, tmp_path / "b", "--steps", 10, "--block-at-step", 6)
+    deadline = time.time() + 300
+    while not (tmp_path / "b" / "blocked").exists():   # stalls fetching step 7's data, after step 6's validation
+        assert killed.poll() is None and time.time() < deadline, killed.stderr.read().decode()[-2000:]
+        time.sleep(0.1)
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert sorted(p.name for p in (tmp_path / "b" / "checkpoints").iterdir()) == ["step_00000004"]
+    resumed = _script(tokenizer, tmp_path / "b", "--steps", 10, "--resume")
+    assert resumed.wait(timeout=300) == 0, resumed.stderr.read().decode()[-2000:]
+    a, b = (json.loads((tmp_path / run / "report.json").read_text()) for run in "ab")
+    assert a["test"] == b["test"] and a["selection"] == b["selection"]
+    losses = [[json.loads(line)["loss"] for line in (tmp_path / run / "metrics.jsonl").read_text().splitlines()]
+              for run in "ab"]
+    assert losses[0] == losses[1]
+
+
+def test_bad_settings_are_clear_errors(tokenizers, tmp_path):
+    standin_task.register()
+    with pytest.raises(ParameterError, match="train.warmup_steps=10000"):
+        config = standin_task.config(tokenizers[0].path, tmp_path)
+        config.train.warmup_steps = 10_000
+        finetune("standin", config)
+    from dnabird.model.config import tiny
+    from dnabird.model.heads import PretrainingModel
+
+    pretrained = tmp_path / "pretrained"   # pretrained with tokenizer a, data encoded with tokenizer b
+    save_checkpoint(PretrainingModel(tiny(vocab_size=64, **{k: v for k, v in standin_task.MODEL.items()})),
+                    pretrained, tokenizer_files=(tokenizers[0].path,))
+    config = standin_task.config(tokenizers[1].path, tmp_path, pretrained=str(pretrained))
+    with pytest.raises(CheckpointError, match=f"{tokenizers[0].hash}.*{tokenizers[1].hash}"):
+        finetune("standin", config)
+
+
+def test_epochs_set_the_number_of_steps(tokenizers, tmp_path):
+    standin_task.register()
+    config = standin_task.config(tokenizers[0].path, tmp_path, epochs=0.5)   # 64 examples, batch 8
+    finetune("standin", config)
+    steps = [json.loads(line)["step"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert steps[-1] == 4
