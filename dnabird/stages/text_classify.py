@@ -28,10 +28,11 @@ from dnabird.text.training import resumable, with_out_dir
 @dataclass
 class TextClassifyStageConfig:
     """base: `TextClassifyConfig` keys shared by every model; models: name -> the keys that model changes
-    (`model_overrides` and `train` merge key by key into the base's); seed: every model's seed."""
+    (`model_overrides` and `train` merge key by key into the base's; by default one model, `model`, with
+    the base's settings); seed: every model's seed."""
 
     base: dict = field(default_factory=dict)
-    models: dict = field(default_factory=dict)
+    models: dict = field(default_factory=lambda: {"model": {}})
     seed: int = 0
 
     def __post_init__(self):

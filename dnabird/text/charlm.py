@@ -133,7 +133,8 @@ class CharLMConfig:
 
     data: a text8/enwik8-format file (split 90/5/5); null inside `dnabird run`: the `text_data` stage's.
     model, model_overrides: a preset and `EncoderConfig` fields (causal, the byte vocabulary and [PAD]=0 are
-        fixed); e.g. attention {type: longformer, window: 32}, layer_attention with windows growing with depth.
+        fixed); by default a causal Longformer window of 128; e.g. attention {type: longformer, window: 32},
+        layer_attention with windows growing with depth.
     max_length: bytes per training window.
     eval_split: "validation" or "test"; eval_context, eval_stride: the scoring windows; eval_max_bytes: score
         only the split's first bytes (null: all of it); eval_batch_size: windows per forward pass.
@@ -142,7 +143,7 @@ class CharLMConfig:
 
     data: str | None = None
     model: str = "tiny"
-    model_overrides: dict = field(default_factory=dict)
+    model_overrides: dict = field(default_factory=lambda: {"attention": {"type": "longformer", "window": 128}})
     max_length: int = 512
     eval_split: str = "validation"
     eval_context: int = 512

@@ -49,7 +49,14 @@ def test_score_ism_and_embed_commands_on_the_embedded_default(embedded_default, 
     truth = pd.read_csv(embedded_default.fasta.parent / "variant_truth.tsv", sep="\t")
     assert [r.id for r in records] == truth["id"].tolist()
     scored = [r for r in records if "DNABIRD_DIFF" in r.info]
-    assert len(scored) == len(records) - 1 and all(len(r.info["DNABIRD_DIFF"]) == 2 * len(r.alts) for r in scored)
+    assert all(len(r.info["DNABIRD_DIFF"]) == 2 * len(r.alts) for r in scored)
+    # every record is scored or named in the side file: the truth's REF mismatch, and any window whose 250 bp
+    # tokenize past --eval-length (low-complexity sequence: few bp per token)
+    unscored = pd.read_csv(tmp_path / "toy.vcf.gz.unscored.tsv", sep="\t")
+    assert sorted([r.id for r in scored] + unscored["id"].tolist()) == sorted(truth["id"])
+    mismatched = unscored.loc[unscored["reason"] == "REF mismatch", "id"].tolist()
+    assert mismatched == truth.loc[truth["label"] == "ref_mismatch", "id"].tolist()
+    assert set(unscored["reason"]) <= {"REF mismatch", "window exceeds eval_length"} and len(scored) >= 95
     assert main(["-q", "ism", *common, "--region", "chr1:100001-100010", "--out", str(tmp_path / "ism")]) == 0
     with h5py.File(tmp_path / "ism" / "ism.h5") as f:
         assert f["diff"].shape == (10, 4, 2) and np.isfinite(f["diff"][:]).all()
