@@ -59,12 +59,14 @@ STAGE_MODULES = (
     "dnabird.stages.pretrain",
     "dnabird.stages.promoter",
     "dnabird.stages.promoter_compare",
+    "dnabird.stages.variants",
     "dnabird.stages.text_data",
     "dnabird.stages.text_tokenizer",
     "dnabird.stages.text_mlm",
     "dnabird.stages.text_classify",
     "dnabird.stages.text_qa",
     "dnabird.stages.charlm",
+    "dnabird.stages.report",
 )
 PIPELINE_KEYS = ("out_dir", "seed")
 STAGE_RECORD = "stage.json"

@@ -3,8 +3,9 @@
 `embedded_default` builds the embedded default once per session with the same pipeline as
 `make demo` (pipelines/demo.yaml): toy genome -> corpus -> tokenizer -> shards -> a tiny model
 pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens) -> that model fine-tuned on
-promoters for 6 steps on 800-bp windows. Time budget: about 85 s on 2 free cores (genome, corpus,
-tokenizer, shards ~10 s; pretraining and its evaluation ~60 s; the promoter stage ~15 s).
+promoters for 6 steps on 800-bp windows -> the toy VCF scored (zero-shot on 200-bp windows, and by
+the promoter head) -> report.md. Time budget: about 100 s on 2 free cores (genome, corpus, tokenizer,
+shards ~10 s; pretraining and its evaluation ~60 s; the promoter stage ~15 s; variants ~15 s).
 Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
 skips every stage that is up to date and the fixture costs about a second.
 """
@@ -34,6 +35,8 @@ FIXTURE_OVERRIDES = (
     "promoter.train.warmup_steps=1",
     "promoter.train.checkpoint_every=6",
     "promoter.bootstrap_resamples=200",
+    "variants.mlm_window_bp=200",
+    "variants.bootstrap_resamples=200",
 )
 
 
@@ -42,7 +45,8 @@ def embedded_default(tmp_path_factory) -> SimpleNamespace:
     """Paths of the embedded default's artefacts: fasta, corpus, tokenizer, train_shards,
     heldout_shards, pretrain (the run folder: checkpoints, metrics.jsonl, report.json), checkpoint
     (the tiny pretrained model directory, loadable with `dnabird.model.checkpoint.load_checkpoint`) and
-    promoter (the promoter stage's folder: report.json, model/ with task.json, windows.tsv ...)."""
+    promoter (the promoter stage's folder: report.json, model/ with task.json, windows.tsv ...) and variants
+    (the variants stage's folder: report.json, effects.tsv, <scorer>.tsv, ism.h5 ...); report.md lies in root."""
     from dnabird.pipeline import load_pipeline, load_run_record, run_pipeline
 
     workspace = os.environ.get("DNABIRD_TEST_WORKSPACE")
@@ -61,4 +65,5 @@ def embedded_default(tmp_path_factory) -> SimpleNamespace:
         pretrain=out / "pretrain",
         checkpoint=Path(outputs["pretrain"]["model"]),
         promoter=out / "promoter",
+        variants=out / "variants",
     )

@@ -35,7 +35,7 @@ from dnabird.io import atomic_output
 from dnabird.model.task_spec import TaskSpec, parse_anchor
 from dnabird.tasks.negatives import GenomicNegatives, deepromoter_negative, gc_fraction
 from dnabird.tasks.splits import SPLITS, chromosome_split, overlap_groups, random_split
-from dnabird.tasks.tss import Site, lift_sites, read_epdnew, write_dropped
+from dnabird.tasks.tss import Site, lift_sites, read_epdnew, write_dropped, write_lifted
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +286,8 @@ def _write_windows(splits: dict[str, _Split], path: Path) -> None:
 
 
 def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | Path) -> TaskData:
-    """The promoter `TaskData`; writes `liftover_dropped.tsv` and `windows.tsv` into `out_dir`."""
+    """The promoter `TaskData`; writes `tss_lifted.bed`, `liftover_dropped.tsv` and `windows.tsv` into
+    `out_dir`."""
     data, out_dir = config.data, Path(out_dir)
     for name in ("genome", "promoters", "chain"):
         if getattr(data, name) is None:
@@ -294,6 +295,7 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
     out_dir.mkdir(parents=True, exist_ok=True)
     sites = read_epdnew(data.promoters)
     lifted = lift_sites(sites, data.chain, min_ok_fraction=data.min_lifted_fraction)
+    write_lifted(lifted, out_dir / "tss_lifted.bed")
     write_dropped(lifted, out_dir / "liftover_dropped.tsv")
     genome = Genome(data.genome, soft_mask="upper")
     counts: Counter = Counter()

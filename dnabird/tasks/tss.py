@@ -85,6 +85,13 @@ def lift_sites(sites: list[Site], chain: str | Path, *, min_ok_fraction: float =
     return LiftedSites(kept, dict(counts), dropped, targets)
 
 
+def write_lifted(lifted: LiftedSites, path: str | Path) -> None:
+    """The lifted sites as a BED6 (one base each, strand kept): the TSS BED `dnabird score --tss` reads."""
+    lines = [f"{s.chrom}\t{s.position}\t{s.position + 1}\t{s.name}\t0\t{s.strand}" for s in lifted.kept]
+    with atomic_output(path) as tmp:
+        tmp.write_text("".join(line + "\n" for line in lines))
+
+
 def write_dropped(lifted: LiftedSites, path: str | Path) -> None:
     """The sites liftover dropped, with their reason, as a TSV (name, chrom, position, strand, status, targets)."""
     lines = ["name\tchrom\tposition\tstrand\tstatus\ttargets"]

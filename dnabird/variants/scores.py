@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dnabird.errors import ParameterError
+
 UNIT_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "feature", "strand", "ref_match",
                 "window_start", "window_end", "pad_left", "pad_right")
 SKIPPED_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "reason", "detail")
@@ -66,6 +68,28 @@ class VariantScores:
                              ("abs_diff", "abs_diff"), ("logit_diff", "logit_diff")):
             long.insert(long.columns.get_loc("ref_match"), column, self.array(kind).reshape(-1))
         return long
+
+    def per_variant(self, kind: str = "abs_diff", reduce: str = "max", outputs=None) -> pd.DataFrame:
+        """One row per scored record (`record`, `id`, `chrom`, `pos`): `kind` reduced over its ALTs, windows
+        and outputs (all, or the named `outputs`) — in column `all`, and per named output group (not ".")
+        in a column named after the group.
+        reduce: "max" (e.g. the largest |diff| of any chromatin feature) or "mean"."""
+        if reduce not in ("max", "mean"):
+            raise ParameterError("reduce", reduce, '"max" or "mean"')
+        unknown = [name for name in outputs or () if name not in self.outputs]
+        if unknown:
+            raise ParameterError("outputs", unknown, f"names among {list(self.outputs)}")
+        keep = [self.outputs.index(name) for name in outputs] if outputs else list(range(len(self.outputs)))
+        values = self.array(kind)[:, keep]
+        groups = np.asarray(self.groups, object)[keep]
+        columns = {"all": values}
+        columns.update({group: values[:, groups == group] for group in dict.fromkeys(groups) if group != "."})
+        frame = self.units[["record", "id", "chrom", "pos"]].copy()
+        for name, block in columns.items():
+            frame[name] = block.max(1) if reduce == "max" else block.mean(1)
+        out = frame.groupby("record", sort=True).agg({"id": "first", "chrom": "first", "pos": "first",
+                                                      **{name: reduce for name in columns}})
+        return out.reset_index()
 
     def summary(self) -> dict:
         """Counts: scored alleles and windows, skipped alleles by reason, REF mismatches (scored or not)."""

@@ -9,6 +9,7 @@ import pyfaidx
 import pytest
 
 from dnabird.errors import DnabirdError, InputFormatError
+from dnabird.genome.bed import read_tss
 from dnabird.genome.reference import Genome
 from dnabird.tasks.promoter import PromoterConfig, PromoterData, build, positive_windows
 from dnabird.tasks.tss import lift_sites, read_epdnew
@@ -136,6 +137,9 @@ def test_toy_tss_lift_to_their_truth_and_every_failure_class_is_counted(embedded
     expected = {r["name"]: (r["hg19_chrom"], int(r["hg19_tss"]), r["hg19_strand"])
                 for r in truth if r["status"] == "ok"}
     assert {s.name: (s.chrom, s.position, s.strand) for s in lifted.kept} == expected
+    # the promoter stage's TSS BED, read back by the BED reader `dnabird score --tss` uses
+    written = read_tss(embedded_default.promoter / "tss_lifted.bed")
+    assert {t.name: (t.chrom, t.position, t.strand) for t in written} == expected
     statuses = Counter(r["status"] for r in truth)
     assert {k: v for k, v in lifted.counts.items() if v} == statuses
     assert {"unmapped", "strand_flip", "other_chromosome"} <= set(statuses)

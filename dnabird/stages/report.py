@@ -1,0 +1,131 @@
+"""Stage `report`: `report.md` in the run folder — every finished stage's wall time and headline figures,
+its tables as the stage printed them, and its plots (linked relative to the run folder, so the folder
+can be moved or browsed as it is).
+
+It reads only what earlier stages recorded (`<stage>/stage.json`, `report.json`, PNGs), so it runs in a
+second and re-runs whenever any of those changed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dnabird.io import write_text_atomic
+from dnabird.pipeline import STAGE_RECORD, RunContext, Stage
+
+SECTIONS = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "chromatin", "variants")
+
+
+@dataclass
+class ReportConfig:
+    """title: the report's heading; stages: the stage folders reported, in order (absent ones left out)."""
+
+    title: str = "dnabird run report"
+    stages: list[str] = field(default_factory=lambda: list(SECTIONS))
+
+
+def _finished(context: RunContext, stage: str) -> dict | None:
+    path = context.out_dir / stage / STAGE_RECORD
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text())
+    return record if record.get("finished") else None
+
+
+def inputs(config: ReportConfig, context: RunContext) -> list[Path]:
+    paths = []
+    for stage in config.stages:
+        if _finished(context, stage):
+            paths += [p for p in (context.out_dir / stage / "report.json", context.out_dir / stage / STAGE_RECORD)
+                      if p.is_file()]
+    return paths
+
+
+def _interval(value, interval) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.3f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+
+
+def _pretrain(report: dict) -> tuple[str, list[str]]:
+    from dnabird.pretraining.evaluate import format_report
+
+    at_mask = report.get("at_mask", report)
+    margin = at_mask["margin_bits_per_base"].get("unigram")
+    headline = (f"{at_mask['model']['bits_per_base']:.3f} bits/bp at [MASK] "
+                f"({margin:+.3f} vs unigram); attention density {report['attention']['density']:.2f}")
+    return headline, ["```text", format_report(report), "```"]
+
+
+def _promoter(report: dict) -> tuple[str, list[str]]:
+    from dnabird.finetune.report import format_table
+
+    model = report["test"]["rows"]["fine-tuned model"]
+    headline = (f"test accuracy {_interval(model['accuracy'], model['ci95'].get('accuracy'))}, "
+                f"F1 {model['f1']:.3f}, AUROC {_interval(model['auroc'], model['ci95'].get('auroc'))}")
+    return headline, ["```text", format_table(report), "```"]
+
+
+def _variants(report: dict) -> tuple[str, list[str]]:
+    lines = ["| scorer | effect | disruptive vs distant neutral | vs in-element controls | seconds |",
+             "|---|---|---|---|---|"]
+    heads = []
+    for scorer, entry in report["scorers"].items():
+        for column, rows in entry.get("auroc", {}).items():
+            cells = [f"{_interval(rows[c]['auroc'], rows[c]['interval'])} ({rows[c]['disruptive']} vs "
+                     f"{rows[c]['neutral']})" for c in ("distant_neutral", "in_element_control")]
+            effect = "−LLR" if scorer == "mlm_llr" else "max \\|Δp\\|"
+            lines.append(f"| {column} | {effect} | {cells[0]} | {cells[1]} | {entry['seconds']:.0f} |")
+            if column == scorer:
+                heads.append(f"{scorer} AUROC {cells[0].split(' (')[0]} / {cells[1].split(' (')[0]}")
+    if "ism" in report:
+        lines.append(f"\nSaturation mutagenesis of {report['ism']['region']} with the {report['ism']['model']} "
+                     f"model ({report['ism']['seconds']:.0f} s).")
+    return "; ".join(heads) + " (vs distant neutral / vs in-element controls)", lines
+
+
+def _chromatin(report: dict) -> tuple[str, list[str]]:
+    medians = report.get("median_auroc_by_group") or {}
+    headline = ", ".join(f"{group} {value:.3f}" for group, value in medians.items() if value is not None)
+    return f"median AUROC per group: {headline}", ["```json", json.dumps(medians, indent=1), "```"]
+
+
+SUMMARIES = {"pretrain": _pretrain, "promoter": _promoter, "chromatin": _chromatin, "variants": _variants}
+
+
+def render(config: ReportConfig, out_dir: Path) -> str:
+    """The Markdown report of the finished stages under `out_dir`."""
+    context = RunContext(out_dir)
+    rows, sections = [], []
+    total = 0.0
+    for stage in config.stages:
+        record = _finished(context, stage)
+        if record is None:
+            continue
+        seconds = float(record.get("seconds") or 0.0)
+        total += seconds
+        folder = out_dir / stage
+        headline, body = "", []
+        if stage in SUMMARIES and (folder / "report.json").is_file():
+            headline, body = SUMMARIES[stage](json.loads((folder / "report.json").read_text()))
+        rows.append(f"| {stage} | {seconds:.0f} | {headline} |")
+        plots = sorted(folder.glob("*.png"))
+        if body or plots:
+            sections += [f"## {stage}", "", *body, ""]
+            sections += [f"![{p.stem}]({stage}/{p.name})" for p in plots] + [""]
+    head = [f"# {config.title}", "", f"Run folder: `{out_dir.name}`; each stage's wall time as recorded when it "
+            "ran (a stage skipped in a later run keeps its time).", "",
+            "| stage | seconds | headline |", "|---|---|---|", *rows, f"| **total** | {total:.0f} | |", ""]
+    return "\n".join(head + sections)
+
+
+def run(config: ReportConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+    text = render(config, context.out_dir)
+    write_text_atomic(context.out_dir / "report.md", text)
+    print(text.split("\n## ")[0])
+    return {"report": context.out_dir / "report.md"}
+
+
+STAGE = Stage("report", ReportConfig, inputs, run)

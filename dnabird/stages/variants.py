@@ -1,0 +1,170 @@
+"""Stage `variants`: score a VCF with the run's models and, given a truth table, measure the ranking.
+
+Scorers (`scorers`): `mlm_llr` — the pretrained model zero-shot (effect −LLR, ALT vs REF masked
+log-likelihood, mean over ALTs); `promoter` — the promoter head in every lifted TSS window holding the
+variant (effect max |Δp|); `chromatin` — the chromatin head centred on the variant (effect max |Δp| over
+all features, and per group DNase/TF/HM). Null paths come from the `fetch`, `pretrain` and fine-tuning
+stages. With a truth table (`dnabird.variants.evaluate`), each scorer's AUROC of disruptive vs distant
+neutral and vs in-element-control variants, with bootstrap intervals, goes into `report.json`.
+
+Outputs: `<scorer>.tsv` (the long table of `VariantScores`), `effects.tsv` (one row per variant, one
+column per scorer and group), `report.json`, `effects.png`, and a saturation-mutagenesis map
+(`ism.h5`, `ism.png`) of `ism_region` — by default the planted element of the first disruptive
+variant, widened by `ism_margin_bp` — with the chromatin head when it is a scorer, else `mlm_llr`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dnabird.errors import ConfigError, ParameterError
+from dnabird.io import write_json_atomic
+from dnabird.pipeline import RunContext, Stage
+
+SCORERS = ("mlm_llr", "promoter", "chromatin")
+PROMOTER_KINDS = ("TATA", "Inr", "GCbox")
+
+
+@dataclass
+class VariantsConfig:
+    """vcf, genome, truth, elements: paths (null: the `fetch` stage's; truth "none": no evaluation).
+    scorers: any of `SCORERS`. mlm_window_bp, mlm_eval_length: the zero-shot windows (eval_length null:
+    what the window always fits). rc: "average" or "forward" for centred windows (TSS windows follow
+    the transcript). ism_region: "chrom:start-end" (1-based) or null (see the module docstring)."""
+
+    vcf: str | None = None
+    genome: str | None = None
+    truth: str | None = None
+    elements: str | None = None
+    scorers: list[str] = field(default_factory=lambda: ["mlm_llr", "promoter", "chromatin"])
+    mlm_window_bp: int = 1000
+    mlm_eval_length: int | None = None
+    rc: str = "average"
+    batch_size: int = 16
+    ism_region: str | None = None
+    ism_margin_bp: int = 10
+    bootstrap_resamples: int = 1000
+    seed: int = 0
+
+    def __post_init__(self):
+        unknown = [s for s in self.scorers if s not in SCORERS]
+        if unknown or not self.scorers:
+            raise ParameterError("variants.scorers", self.scorers, f"a non-empty list of {SCORERS}")
+        if self.rc not in ("average", "forward"):
+            raise ParameterError("variants.rc", self.rc, '"average" or "forward"')
+
+
+def _paths(config: VariantsConfig, context: RunContext) -> dict[str, Path | None]:
+    paths = {name: Path(getattr(config, name)) if getattr(config, name) else context.output("fetch", output)
+             for name, output in (("vcf", "vcf"), ("genome", "fasta"))}
+    for name, output in (("truth", "variant_truth"), ("elements", "elements")):
+        given = getattr(config, name)
+        if given == "none":
+            paths[name] = None
+        elif given:
+            paths[name] = Path(given)
+        else:
+            try:
+                paths[name] = context.output("fetch", output)
+            except ConfigError:  # a real VCF comes without a truth table
+                paths[name] = None
+    for scorer in config.scorers:
+        stage = "pretrain" if scorer == "mlm_llr" else scorer
+        paths[scorer] = context.output(stage, "model")
+    if "promoter" in config.scorers:
+        paths["tss"] = context.output("promoter", "tss")
+    return paths
+
+
+def inputs(config: VariantsConfig, context: RunContext) -> list[Path]:
+    return [p for p in _paths(config, context).values() if p is not None]
+
+
+def _score(scorer: str, config: VariantsConfig, paths: dict, genome):
+    from dnabird.variants import score_variants
+
+    common = dict(batch_size=config.batch_size, device="cpu", progress=True)
+    if scorer == "mlm_llr":
+        return score_variants(paths[scorer], genome, paths["vcf"], method="mlm_llr", rc=config.rc,
+                              window_bp=config.mlm_window_bp, eval_length=config.mlm_eval_length, **common)
+    if scorer == "promoter":
+        return score_variants(paths[scorer], genome, paths["vcf"], method="head", tss=paths["tss"], **common)
+    return score_variants(paths[scorer], genome, paths["vcf"], method="head", rc=config.rc, **common)
+
+
+def _effects(scorer: str, scores) -> pd.DataFrame:
+    """Per variant: −LLR for mlm_llr; max |Δp| over outputs (and per group) for a head."""
+    if scorer == "mlm_llr":
+        table = scores.per_variant("diff", "mean", outputs=["llr"])[["id", "all"]]
+        table["all"] = -table["all"]
+        return table.rename(columns={"all": "mlm_llr"})
+    table = scores.per_variant("abs_diff", "max").drop(columns=["record", "chrom", "pos"])
+    return table.rename(columns={c: scorer if c == "all" else f"{scorer}_{c}" for c in table.columns if c != "id"})
+
+
+def _ism_region(config: VariantsConfig, paths: dict, truth) -> str | None:
+    if config.ism_region or truth is None or paths["elements"] is None:
+        return config.ism_region
+    from dnabird.genome.bed import read_bed
+
+    disruptive = truth.loc[truth["class"] == "disruptive", "element"].tolist()
+    by_name = {record.name: record for record in read_bed(paths["elements"])}
+    for element in disruptive:
+        if element in by_name:
+            record = by_name[element]
+            return f"{record.chrom}:{record.start + 1 - config.ism_margin_bp}-{record.end + config.ism_margin_bp}"
+    return None
+
+
+def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+    from dnabird.genome.reference import Genome
+    from dnabird.variants.evaluate import effect_aurocs, plot_effects, read_truth
+    from dnabird.variants.ism import saturation_mutagenesis
+    from dnabird.variants.writers import write_tsv
+
+    paths = _paths(config, context)
+    genome = Genome(paths["genome"])
+    truth = read_truth(paths["truth"]) if paths["truth"] else None
+    report, effects, columns = {"scorers": {}}, None, {}
+    for scorer in config.scorers:
+        started = time.perf_counter()
+        scores = _score(scorer, config, paths, genome)
+        write_tsv(scores, stage_dir / f"{scorer}.tsv")
+        table = _effects(scorer, scores)
+        effects = table if effects is None else effects.merge(table, on="id", how="outer")
+        entry = {"summary": scores.summary(), "settings": scores.settings,
+                 "seconds": round(time.perf_counter() - started, 1)}
+        if truth is not None:
+            kinds = PROMOTER_KINDS if scorer == "promoter" else None
+            entry["auroc"] = {column: effect_aurocs(table, truth, column, kinds=kinds, seed=config.seed,
+                                                    resamples=config.bootstrap_resamples)
+                              for column in table.columns if column != "id"}
+            columns[scorer] = scorer
+        report["scorers"][scorer] = entry
+    effects.to_csv(stage_dir / "effects.tsv", sep="\t", index=False)
+    outputs = {"effects": stage_dir / "effects.tsv", "report": stage_dir / "report.json"}
+    if truth is not None:
+        plot_effects(effects, truth, columns, stage_dir / "effects.png")
+        outputs["effects_plot"] = stage_dir / "effects.png"
+    region = _ism_region(config, paths, truth)
+    if region is not None:
+        scorer = "chromatin" if "chromatin" in config.scorers else "pretrain"
+        model = paths["chromatin"] if scorer == "chromatin" else context.output("pretrain", "model")
+        extra = {} if scorer == "chromatin" else dict(method="mlm_llr", window_bp=config.mlm_window_bp,
+                                                      eval_length=config.mlm_eval_length)
+        started = time.perf_counter()
+        ism = saturation_mutagenesis(model, genome, region, rc=config.rc, batch_size=config.batch_size,
+                                     device="cpu", **extra)
+        ism.to_hdf5(stage_dir / "ism.h5")
+        ism.plot(stage_dir / "ism.png")
+        report["ism"] = {"region": region, "model": scorer, "seconds": round(time.perf_counter() - started, 1)}
+        outputs.update(ism=stage_dir / "ism.h5", ism_plot=stage_dir / "ism.png")
+    write_json_atomic(stage_dir / "report.json", report)
+    return outputs
+
+
+STAGE = Stage("variants", VariantsConfig, inputs, run)

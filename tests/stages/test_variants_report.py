@@ -1,0 +1,42 @@
+"""The `variants` and `report` stages on the embedded default (run by the shared fixture)."""
+
+import csv
+import json
+
+import pandas as pd
+import pytest
+
+
+def test_variant_stage_counts_and_aurocs_agree_with_the_truth_file(embedded_default):
+    folder = embedded_default.variants
+    report = json.loads((folder / "report.json").read_text())
+    truth = list(csv.DictReader(open(embedded_default.fasta.parent / "variant_truth.tsv"), delimiter="\t"))
+    effects = pd.read_csv(folder / "effects.tsv", sep="\t").set_index("id")
+    label = {r["id"]: r["label"] for r in truth}
+    element = {r["id"]: r["element"] for r in truth}
+    entry = report["scorers"]["mlm_llr"]["auroc"]["mlm_llr"]
+    scored = [i for i in effects.index if pd.notna(effects.loc[i, "mlm_llr"])]
+    disruptive = [i for i in scored if label[i] == "disruptive"]
+    distant = [i for i in scored if label[i] == "neutral" and element[i] == "."]
+    controls = [i for i in scored if label[i] == "neutral" and element[i] != "."]
+    assert (entry["distant_neutral"]["disruptive"], entry["distant_neutral"]["neutral"]) == (len(disruptive),
+                                                                                            len(distant))
+    assert entry["in_element_control"]["neutral"] == len(controls) > 0
+    # the AUROC by counting won pairs (ties one half) on the written effects
+    score = effects["mlm_llr"]
+    wins = sum((score[d] > score[n]) + 0.5 * (score[d] == score[n]) for d in disruptive for n in distant)
+    assert entry["distant_neutral"]["auroc"] == pytest.approx(wins / (len(disruptive) * len(distant)), abs=1e-12)
+    # the promoter head scores only variants inside a lifted TSS window: none of the distant neutral ones
+    promoter = report["scorers"]["promoter"]["auroc"]["promoter"]
+    assert promoter["distant_neutral"]["neutral"] == 0 and promoter["in_element_control"]["neutral"] > 0
+    assert report["ism"]["region"].startswith("chr") and (folder / "ism.png").stat().st_size > 0
+
+
+def test_report_lists_every_stage_with_its_time_and_links_existing_plots(embedded_default):
+    text = (embedded_default.root / "report.md").read_text()
+    for stage in ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "variants"):
+        record = json.loads((embedded_default.root / stage / "stage.json").read_text())
+        assert f"| {stage} | {record['seconds']:.0f} |" in text
+    links = [line[line.index("](") + 2:-1] for line in text.splitlines() if line.startswith("![")]
+    assert {"pretrain/learning_curve.png", "promoter/roc.png", "variants/effects.png", "variants/ism.png"} <= set(links)
+    assert all((embedded_default.root / link).stat().st_size > 1000 for link in links)
