@@ -1,5 +1,5 @@
 """Zero-shot `mlm_llr` on the embedded default's VCF: AUROC of −LLR for the disruptive variants against
-all neutral ones and against the in-element controls, with stratified bootstrap intervals, beside an
+the distant neutral ones and against the in-element controls, with bootstrap intervals, beside an
 order-k Markov chain over bases (the held-out report's, fitted on the run's training shards) scoring the
 same masked spans: the cheap baseline that could fake it.
 
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import roc_auc_score
 
 from dnabird.genome.reference import Genome
 from dnabird.variants import score_variants
+from dnabird.variants.evaluate import effect_aurocs, read_truth
 from dnabird.variants.records import read_alleles
 
 
@@ -56,16 +56,6 @@ def markov_scores(run: Path, genome: Genome, alleles, settings: dict, max_order:
     return pd.DataFrame(rows, columns=["id", "llr", "llr_per_bp"]).groupby("id", sort=False).mean().reset_index()
 
 
-def auroc_with_interval(positive: np.ndarray, negative: np.ndarray, reps: int, seed: int = 0):
-    """AUROC (positives score higher) and its 95 % stratified-bootstrap percentile interval."""
-    labels = np.r_[np.ones(len(positive)), np.zeros(len(negative))]
-    point = roc_auc_score(labels, np.r_[positive, negative])
-    rng = np.random.default_rng(seed)
-    draws = [roc_auc_score(labels, np.r_[rng.choice(positive, len(positive)), rng.choice(negative, len(negative))])
-             for _ in range(reps)]
-    return point, *np.percentile(draws, [2.5, 97.5])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", default="runs/demo", help="a demo run folder: pretrain/model, shards/train, and "
@@ -82,7 +72,7 @@ def main() -> None:
 
     run = Path(args.run)
     data = Path(args.data or run / "data")
-    truth = pd.read_csv(data / "variant_truth.tsv", sep="\t")
+    truth = read_truth(data / "variant_truth.tsv")
     genome = Genome(data / "toy_hg19.fa")
     start = time.perf_counter()
     scores = score_variants(run / "pretrain" / "model", genome, data / "variants.vcf", method="mlm_llr",
@@ -96,27 +86,23 @@ def main() -> None:
     markov = markov_scores(run, genome, alleles, scores.settings, args.markov_order)
     single = truth["alt"].str.split(",").map(lambda alts: all(len(alt) == 1 for alt in alts))
     truth["snv"] = (truth["ref"].str.len() == 1) & single
-    truth["control"] = (truth["label"] == "neutral") & (truth["element"] != ".")
     summary = scores.summary()
     print(f"{summary['scored_alleles']} alleles scored in {seconds:.0f} s, not scored: {summary['skipped_by_reason']}")
     print(f"settings: {scores.settings}")
     labels = truth.merge(model, on="id")
-    print(f"records scored: disruptive {int((labels['label'] == 'disruptive').sum())}, neutral "
-          f"{int((labels['label'] == 'neutral').sum())} (in-element controls {int(labels['control'].sum())})\n")
-    print("| scorer | score | disruptive vs all neutral | vs in-element controls | SNVs: vs all neutral "
+    print(f"records scored: {labels['class'].value_counts().to_dict()}\n")
+    print("| scorer | score | disruptive vs distant neutral | vs in-element controls | SNVs: vs distant neutral "
           "| SNVs: vs controls |")
     print("|---|---|---|---|---|---|")
     for name, table in ((f"mlm_llr ({args.rc})", model), (f"Markov order {args.markov_order}", markov)):
-        merged = truth.merge(table, on="id")  # the records both scored
         for column in ("llr", "llr_per_bp"):
+            effects = table.assign(effect=-table[column])
             cells = []
             for snv_only in (False, True):
-                for negatives in (merged["label"] == "neutral", merged["control"]):
-                    keep = merged["snv"] | (not snv_only)
-                    positive = -merged.loc[keep & (merged["label"] == "disruptive"), column].to_numpy()
-                    negative = -merged.loc[keep & negatives, column].to_numpy()
-                    point, low, high = auroc_with_interval(positive, negative, args.bootstrap)
-                    cells.append(f"{point:.3f} [{low:.2f}, {high:.2f}]")
+                rows = effect_aurocs(effects, truth[truth["snv"]] if snv_only else truth, "effect",
+                                     resamples=args.bootstrap)
+                cells += [f"{r['auroc']:.3f} [{r['interval'][0]:.2f}, {r['interval'][1]:.2f}]"
+                          for r in (rows["distant_neutral"], rows["in_element_control"])]
             print(f"| {name} | −{column} | " + " | ".join(cells) + " |")
 
 
