@@ -86,16 +86,14 @@ def comparison_table(reports: dict[str, dict]) -> str:
 
 def plot_curves(labels: np.ndarray, scores: dict[str, np.ndarray], out_dir: Path) -> list[Path]:
     """`roc.png` and `pr.png`: one curve per scorer on the test examples."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
     from sklearn.metrics import precision_recall_curve, roc_curve
 
     paths = []
     for name, curve, axes in (("roc", roc_curve, ("false positive rate", "true positive rate")),
                               ("pr", precision_recall_curve, ("recall", "precision"))):
-        fig, ax = plt.subplots(figsize=(4.5, 4))
+        fig = Figure(figsize=(4.5, 4))
+        ax = fig.subplots()
         for row, values in scores.items():
             a, b, _ = curve(labels, values)
             ax.plot(*((a, b) if name == "roc" else (b, a)), label=row)
@@ -107,6 +105,5 @@ def plot_curves(labels: np.ndarray, scores: dict[str, np.ndarray], out_dir: Path
         path = out_dir / f"{name}.png"
         with atomic_output(path) as tmp:
             fig.savefig(tmp, format="png", dpi=100)
-        plt.close(fig)
         paths.append(path)
     return paths

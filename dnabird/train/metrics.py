@@ -36,13 +36,11 @@ class MetricsLog:
 
 def plot_learning_curve(records: list[dict], path: Path, keys: tuple[str, ...] = ("loss",)) -> Path:
     """Plot each key of `records` against `step` (one panel per key) to a PNG; written atomically."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
 
     keys = tuple(k for k in keys if any(k in r for r in records))
-    fig, axes = plt.subplots(1, max(1, len(keys)), figsize=(4.5 * max(1, len(keys)), 3.5), squeeze=False)
+    fig = Figure(figsize=(4.5 * max(1, len(keys)), 3.5))
+    axes = fig.subplots(1, max(1, len(keys)), squeeze=False)
     for ax, key in zip(axes[0], keys, strict=False):
         points = [(r["step"], r[key]) for r in records if key in r]
         ax.plot([s for s, _ in points], [v for _, v in points])
@@ -52,5 +50,4 @@ def plot_learning_curve(records: list[dict], path: Path, keys: tuple[str, ...] =
     fig.tight_layout()
     with atomic_output(path) as temporary:
         fig.savefig(temporary, format="png", dpi=100)
-    plt.close(fig)
     return path

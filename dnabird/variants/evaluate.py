@@ -62,16 +62,14 @@ def effect_aurocs(effects: pd.DataFrame, truth: pd.DataFrame, column: str, *, ki
 
 def plot_effects(effects: pd.DataFrame, truth: pd.DataFrame, columns: dict[str, str], path) -> None:
     """One panel per scorer (title -> column of `effects`): each variant's effect by truth class."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
 
     from dnabird.io import atomic_output
 
     merged = truth.merge(effects, on="id")
     order = ("disruptive", "in_element_control", "distant_neutral")
-    fig, axes = plt.subplots(1, len(columns), figsize=(3.6 * len(columns), 3.2), squeeze=False)
+    fig = Figure(figsize=(3.6 * len(columns), 3.2))
+    axes = fig.subplots(1, len(columns), squeeze=False)
     rng = np.random.default_rng(0)
     for ax, (title, column) in zip(axes[0], columns.items(), strict=True):
         for x, name in enumerate(order):
@@ -84,4 +82,3 @@ def plot_effects(effects: pd.DataFrame, truth: pd.DataFrame, columns: dict[str, 
     fig.tight_layout()
     with atomic_output(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100)
-    plt.close(fig)

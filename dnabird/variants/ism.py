@@ -84,10 +84,7 @@ class Mutagenesis:
 
     def plot(self, path: str | os.PathLike, *, output: int | str = 0, kind: str = "diff") -> None:
         """A heat map (bases × positions) of one output, the reference base of each position dotted."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
 
         from dnabird.io import atomic_output
 
@@ -95,7 +92,8 @@ class Mutagenesis:
         grid = self.matrix(kind)[:, :, index].T  # [4, positions]
         limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
         width = min(24.0, 3.0 + 0.12 * grid.shape[1])
-        fig, ax = plt.subplots(figsize=(width, 2.6))
+        fig = Figure(figsize=(width, 2.6))
+        ax = fig.subplots()
         image = ax.imshow(grid, aspect="auto", cmap="RdBu_r", vmin=-limit or -1, vmax=limit or 1,
                           interpolation="nearest")
         refs = [(i, BASES.index(b)) for i, b in enumerate(self.sequence) if b in BASES]
@@ -108,7 +106,6 @@ class Mutagenesis:
         fig.tight_layout()
         with atomic_output(path) as tmp:
             fig.savefig(tmp, dpi=120, format="png")
-        plt.close(fig)
 
 
 def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: str | tuple[str, int, int], *,
