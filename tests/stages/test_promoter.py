@@ -81,7 +81,7 @@ def test_grch37_promoter_section_smoke_run_on_the_toy_from_scratch(embedded_defa
     assert report["test"]["rows"]["6-mer baseline"]["auroc"] > 0.9
 
 
-@pytest.mark.slow   # four fine-tuning runs of the demo's promoter settings
+@pytest.mark.slow   # four short fine-tuning runs (the full table: `dnabird run pipelines/promoter_compare.yaml`)
 def test_promoter_compare_pipeline_on_the_embedded_default(embedded_default, tmp_path):
     data = embedded_default.fasta.parent
     result = _dnabird("-q", "run", ROOT / "pipelines" / "promoter_compare.yaml", f"out_dir={tmp_path}",
@@ -89,7 +89,9 @@ def test_promoter_compare_pipeline_on_the_embedded_default(embedded_default, tmp
                       f"promoter_compare.tokenizer={embedded_default.tokenizer}",
                       f"promoter_compare.data.genome={embedded_default.fasta}",
                       f"promoter_compare.data.promoters={data / 'promoters_hg38.bed'}",
-                      f"promoter_compare.data.chain={data / 'hg38ToHg19.over.chain'}")
+                      f"promoter_compare.data.chain={data / 'hg38ToHg19.over.chain'}",
+                      "promoter_compare.train.max_steps=10", "promoter_compare.train.eval_every=5",
+                      "promoter_compare.train.checkpoint_every=10", "promoter_compare.bootstrap_resamples=100")
     assert result.returncode == 0, result.stderr[-3000:]
     table = json.loads((tmp_path / "promoter_compare" / "comparison.json").read_text())
     assert set(table) == {"pretrained_genomic", "scratch_genomic", "pretrained_deepromoter", "scratch_deepromoter"}
