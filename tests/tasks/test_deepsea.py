@@ -54,7 +54,7 @@ def test_table_from_deepsea_names_has_its_published_groups(tmp_path):
     assert len(set(table.names)) == 919 and table.originals[814] == "NA|NA|NA"
     assert table.groups[124] == "DNase" and table.groups[125] == "TF" and table.groups[815] == "HM"
     assert table.names[125] == "Cell0|TF0|None"
-    assert table.names[125 + 160] == "Cell0|TF0|None|1"   # a repeat of column 125's name       # a repeat of column 125's name
+    assert table.names[125 + 160] == "Cell0|TF0|None|1"   # a repeat of column 125
     again = load_table(table.write(tmp_path / "feature_table.tsv"))
     assert again.names == table.names and again.groups == table.groups and again.originals == table.originals
 
