@@ -12,7 +12,8 @@ Splits: test = chr8 + chr9, valid = the first `VALID_FRACTION` of chr7, train = 
 Long-range features (`LONG_RANGE_FEATURES`): `plant_long_range` writes target sites (`LONG_RANGE_TARGET`,
 bound by a local TF, so their bins are TF events) into unmasked background, each with a partner element
 (`LONG_RANGE_ANCHOR` + one of `LONG_RANGE_WORDS` words) 1.5–3.5 kb away on either side. A long-range
-feature peaks over a target only when its partner carries one of the feature's words. Every planted
+feature peaks over a fixed region around a target (`long_range_region`) only when its partner carries one
+of the feature's words: among the bins over that region, the word alone decides the label. Every planted
 element lies >= `LONG_RANGE_SPACING` bp from every other one (so the 1 kb around a target bin holds no
 partner: at chance there), and no partner lies within `LONG_RANGE_EXCLUSIVE` bp of another pair's target
 (so an 8 kb window centred on a target bin sees its own partner and no other). The truth, one row per
@@ -58,6 +59,13 @@ LONG_RANGE_WORD_COUNT, LONG_RANGE_WORD_LENGTH = 4, 12
 LONG_RANGE_DENSITY = 5_000          # placement attempts per Mbp of element chromosome
 LONG_RANGE_DISTANCE = (1_500, 3_500)  # partner start - target start, either side
 LONG_RANGE_SPACING, LONG_RANGE_EXCLUSIVE, LONG_RANGE_PAD = 1_200, 4_200, 40
+LONG_RANGE_HALF = 400  # a long-range peak is exactly the target's centre ± 400 bp (no random width or shift)
+
+
+def long_range_region(start: int, end: int) -> tuple[int, int]:
+    """The region a long-range feature covers around a target at [start, end) when its word is active."""
+    centre = (start + end) // 2
+    return centre - LONG_RANGE_HALF, centre + LONG_RANGE_HALF
 
 
 # DeepSEA column order: DNase, then TF, then histone marks
@@ -74,15 +82,17 @@ FEATURES: dict[str, tuple[Source, ...]] = {
     "HepG2|FOXA1|None": (Source("FOXA", 0.9, (100, 250)),),
     "K562|Pol2|None": (Source("promoter", 0.8, (150, 300)),),
     "GM12878|YY1|None": (Source("YY1", 0.8, (100, 200)), Source("island", 0.3, (0, 100))),
-    "HepG2|TEAD4|None": (Source("target", 1.0, (100, 200)),),
-    "HepG2|EP300|None": (Source("target", 1.0, (350, 500), words=(0, 2)),),
+    # bound at every target over the long-range region: every bin a long-range label could mark is a TF event
+    "HepG2|TEAD4|None": (Source("target", 1.0, (LONG_RANGE_HALF, LONG_RANGE_HALF + 1), words=(0, 1, 2, 3)),),
+    "HepG2|EP300|None": (Source("target", 1.0, (LONG_RANGE_HALF, LONG_RANGE_HALF + 1), words=(0, 2)),),
     "K562|H3K4me3|None": (Source("island", 0.95, (200, 500)),),
     "HepG2|H3K4me3|None": (Source("island", 0.9, (200, 500)),),
     "K562|H3K27ac|None": (Source("promoter", 0.8, (400, 900)), Source("GATA", 0.9, (300, 600))),
-    "K562|H3K4me1|None": (Source("target", 1.0, (350, 500), words=(0, 1)),),
+    "K562|H3K4me1|None": (Source("target", 1.0, (LONG_RANGE_HALF, LONG_RANGE_HALF + 1), words=(0, 1)),),
 }
 # features decided by the partner 1.5-3.5 kb away, not by the central 1 kb
-LONG_RANGE_FEATURES = tuple(name for name, sources in FEATURES.items() if any(s.words for s in sources))
+LONG_RANGE_FEATURES = tuple(name for name, sources in FEATURES.items()
+                            if any(s.words is not None and len(s.words) < LONG_RANGE_WORD_COUNT for s in sources))
 
 
 def feature_group(name: str) -> str:
@@ -189,13 +199,15 @@ def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[
 def long_range_truth_rows(sites: list[LongRangeSite], words: list[str]):
     """Rows of `long_range_truth.tsv` (header `LONG_RANGE_TRUTH_HEADER`)."""
     for site in sites:
-        labels = [int(site.word in next(s.words for s in FEATURES[name] if s.words)) for name in LONG_RANGE_FEATURES]
+        labels = [int(site.word in next(s.words for s in FEATURES[name] if s.words is not None))
+                  for name in LONG_RANGE_FEATURES]
         yield (site.name, site.chrom, site.target_start, site.target_end, site.partner_start, site.partner_end,
-               LONG_RANGE_ANCHOR + words[site.word], site.word, *labels)
+               LONG_RANGE_ANCHOR + words[site.word], site.word,
+               *long_range_region(site.target_start, site.target_end), *labels)
 
 
 LONG_RANGE_TRUTH_HEADER = "\t".join(("name", "chrom", "target_start", "target_end", "partner_start", "partner_end",
-                                     "partner_sequence", "word", *LONG_RANGE_FEATURES))
+                                     "partner_sequence", "word", "region_start", "region_end", *LONG_RANGE_FEATURES))
 
 
 def _instances(genome: ToyGenome, kind: str, words: tuple[int, ...] | None = None) -> list[tuple[str, int, int]]:
@@ -226,7 +238,9 @@ def call_peaks(genome: ToyGenome, rng: np.random.Generator) -> list[tuple[str, i
                     continue
                 half = int(rng.integers(*source.half_width))
                 shift = int(rng.normal(0, 15))
-                if source.kind == "island":
+                if source.words is not None:   # long-range: the fixed region of the truth file, word decides
+                    intervals.append((chrom, *long_range_region(start, end)))
+                elif source.kind == "island":
                     intervals.append((chrom, max(0, start - half), min(len(genome.codes[chrom]), end + half)))
                 else:
                     centre = (start + end) // 2 + shift
