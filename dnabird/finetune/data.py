@@ -83,6 +83,8 @@ class TaskData:
     report_groups: label groups whose median AUROC the multi-label report gives (default: the spec's
         label_groups), e.g. local features by group and a planted set apart.
     baseline_labels: the labels of the baseline's train rows when they are not `train.labels`.
+    report_masks: group -> boolean mask of the test examples that group is scored on (e.g. a planted
+        long-range set over the bins of its candidate regions), others scored on every test example.
     """
 
     spec: TaskSpec
@@ -95,3 +97,4 @@ class TaskData:
     test_reverse: EpochExamples | None = None
     report_groups: dict[str, list[str]] | None = None
     baseline_labels: np.ndarray | None = None
+    report_masks: dict[str, np.ndarray] | None = None

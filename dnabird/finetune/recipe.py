@@ -221,7 +221,8 @@ def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, sel
             row_scores[f"{name} baseline"] = multilabel_logistic_scores(train_x, train_labels, test_x, seed=config.seed)
         test["rows"] = multilabel_rows(labels, row_scores, data.spec.labels, data.report_groups or
                                        data.spec.label_groups, clusters=data.test_groups,
-                                       resamples=config.bootstrap_resamples, seed=config.seed)
+                                       resamples=config.bootstrap_resamples, seed=config.seed,
+                                       masks=data.report_masks)
         plot_group_aurocs(test["rows"][MODEL_ROW], data.report_groups or data.spec.label_groups,
                           out_dir / "auroc_by_group.png")
     else:   # baselines for multi-class tasks are for their tasks to add

@@ -69,14 +69,30 @@ def _rows(rows: dict[str, dict]) -> list[str]:
 
 
 def multilabel_rows(labels: np.ndarray, scores: dict[str, np.ndarray], names, groups: dict[str, list[str]], *,
-                    clusters: np.ndarray | None, resamples: int, seed: int) -> dict:
+                    clusters: np.ndarray | None, resamples: int, seed: int,
+                    masks: dict[str, np.ndarray] | None = None) -> dict:
     """Per scorer: per-label AUROC / AUPRC, the median AUROC of each group with its bootstrap 95 % interval
-    (`ci95`, resampling examples or whole `clusters`), and the labels skipped (one class only)."""
+    (`ci95`, resampling examples or whole `clusters`), and the labels skipped (one class only). A group
+    with a mask in `masks` is scored on those test examples only (its labels' entries too)."""
+    masks = masks or {}
+    index = {name: k for k, name in enumerate(names)}
+    plain = {g: members for g, members in groups.items() if g not in masks}
     rows = {}
     for name, values in scores.items():
-        row = multilabel_metrics(labels, values, names, groups)
-        row["ci95"] = median_auroc_intervals(labels, values, names, groups, clusters=clusters, resamples=resamples,
+        row = multilabel_metrics(labels, values, names, plain)
+        row["ci95"] = median_auroc_intervals(labels, values, names, plain, clusters=clusters, resamples=resamples,
                                              seed=seed)
+        for group, mask in masks.items():
+            columns = [index[m] for m in groups[group]]
+            sub_labels, sub_scores = labels[mask][:, columns], values[mask][:, columns]
+            sub = multilabel_metrics(sub_labels, sub_scores, groups[group], {group: groups[group]})
+            row["groups"][group] = {**sub["groups"][group], "examples": int(mask.sum())}
+            row["labels"].update(sub["labels"])
+            row["ci95"][group] = median_auroc_intervals(
+                sub_labels, sub_scores, groups[group], {group: groups[group]},
+                clusters=None if clusters is None else np.asarray(clusters)[mask], resamples=resamples,
+                seed=seed)[group]
+        row["groups"] = {g: row["groups"][g] for g in groups}
         rows[name] = row
     return rows
 
@@ -97,6 +113,9 @@ def _multilabel_lines(rows: dict[str, dict]) -> list[str]:
     first = next(iter(rows.values()))
     lines.append("labels per group (skipped: one class only in test): " + ", ".join(
         f"{g} {first['groups'][g]['labels']} ({first['groups'][g]['skipped']} skipped)" for g in groups))
+    scoped = [f"{g}: {first['groups'][g]['examples']}" for g in groups if "examples" in first["groups"][g]]
+    if scoped:
+        lines.append("groups scored on their candidate examples only (test examples): " + ", ".join(scoped))
     return lines
 
 

@@ -19,7 +19,8 @@ Two routes to the same labels:
 Evaluation: the test examples are scored on both strands and the probabilities averaged (the report
 shows the forward-only scores beside, and a per-feature logistic regression on k-mer counts of the
 same rows); features with no positive in the test split are skipped and counted. Features named in
-`long_range_truth` (the toy's planted set) are reported apart from the local groups.
+`long_range_truth` (the toy's planted set) are reported apart from the local groups, scored on the test
+bins over their candidate regions (where a target sits and only the distant partner decides the label).
 """
 
 from __future__ import annotations
@@ -207,19 +208,39 @@ class BundleExamples(EpochExamples):
 
 # --- the label table and the features reported apart ---------------------------------------------------------
 
-def long_range_features(path: str | None, table: FeatureTable) -> list[str]:
-    """Features named in the truth table's header (columns after `word`), each checked against the table."""
+def long_range_features(path: str | None, table: FeatureTable) -> tuple[list[str], dict[str, list[tuple[int, int]]]]:
+    """The features a truth table reports apart (header columns after `region_end`, each checked against
+    the label table) and its candidate regions by chromosome: the bins over them are the examples those
+    features are scored on (among them, only the partner decides the label)."""
     if path is None:
-        return []
-    header = Path(path).read_text().split("\n", 1)[0].rstrip("\r").split("\t")
-    if "word" not in header:
-        raise InputFormatError("expected a header with a 'word' column, then the long-range features", path=path,
-                               line=1)
-    names = header[header.index("word") + 1:]
+        return [], {}
+    lines = Path(path).read_text().splitlines()
+    header = lines[0].split("\t") if lines else []
+    if not {"chrom", "region_start", "region_end"} <= set(header):
+        raise InputFormatError("expected a header with chrom, region_start, region_end, then the long-range "
+                               "features", path=path, line=1)
+    names = header[header.index("region_end") + 1:]
     for name in names:
         if name not in table.names:
             raise InputFormatError(f"feature {name!r} is not in the label table {table.path}", path=path, line=1)
-    return names
+    regions: dict[str, list[tuple[int, int]]] = {}
+    c, a, b = header.index("chrom"), header.index("region_start"), header.index("region_end")
+    for number, line in enumerate(lines[1:], 2):
+        fields = line.split("\t")
+        try:
+            regions.setdefault(fields[c], []).append((int(fields[a]), int(fields[b])))
+        except (IndexError, ValueError):
+            raise InputFormatError(f"expected {len(header)} fields with integer regions", path=path,
+                                   line=number) from None
+    return names, regions
+
+
+def candidate_mask(chroms, starts, ends, regions: dict[str, list[tuple[int, int]]]) -> np.ndarray:
+    """Bins with more than 100 bp inside a candidate region (DeepSEA's overlap rule)."""
+    mask = np.zeros(len(chroms), dtype=bool)
+    for i, (chrom, start, end) in enumerate(zip(chroms, starts, ends, strict=True)):
+        mask[i] = any(min(end, r1) - max(start, r0) > 100 for r0, r1 in regions.get(str(chrom), ()))
+    return mask
 
 
 def report_groups(table: FeatureTable, apart: list[str]) -> dict[str, list[str]]:
@@ -424,7 +445,8 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
             raise ParameterError(f"data.{name}", None, "a path (set it in the config or as an override)")
     table = load_table(data.features)
     table.write(out_dir / "feature_table.tsv")
-    apart = long_range_features(data.long_range_truth, table)
+    apart, regions = long_range_features(data.long_range_truth, table)
+    test_bins = None      # (chroms, starts, ends) of the test examples, when known
     counts: Counter = Counter()
     pad = tokenizer.pad_id
     if data.source == "windows":
@@ -440,7 +462,8 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
                          _pad_to(arrays[split]["ids_rc"], eval_length, pad), arrays[split]["labels"])
                  for split in ("validation", "test")}
         test = arrays["test"]
-        clusters = _clusters(test["chrom"].astype(str), test["start"], test["end"])
+        test_bins = (test["chrom"].astype(str), test["start"], test["end"])
+        clusters = _clusters(*test_bins)
         window = data.window
         baseline_train = kmer_counts(_decode_ids(tokenizer, train["ids"][:data.baseline_rows]), data.kmer)
         baseline_test = kmer_counts(_decode_ids(tokenizer, test["ids"]), data.kmer)
@@ -478,9 +501,10 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
         if data.bins is not None:
             by_split = _bins_by_row(data.bins, {s: o.half for s, o in opened.items()})
             if by_split is not None:
-                test_bins = by_split["test"]
-                clusters = _clusters(np.array([b.chrom for b in test_bins]), np.array([b.start for b in test_bins]),
-                                     np.array([b.end for b in test_bins]))
+                listed = by_split["test"]
+                test_bins = (np.array([b.chrom for b in listed]), np.array([b.start for b in listed]),
+                             np.array([b.end for b in listed]))
+                clusters = _clusters(*test_bins)
         sizes = {split: o.half for split, o in opened.items()}
         sizes["train_rows_read"] = rows
         for split in ("validation", "test"):
@@ -498,13 +522,20 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
                "test_positives": {name: int(test_labels[:, k].sum()) for k, name in enumerate(table.names)},
                "baseline": f"{data.kmer}-mer counts, one logistic regression per feature, "
                            f"{len(baseline_labels)} train rows"}
+    masks = None
+    if apart:
+        if test_bins is None:
+            raise ParameterError("data.bins", None, "the positions BED: long-range features are scored on the bins "
+                                 "of their candidate regions")
+        masks = {LONG_RANGE_GROUP: candidate_mask(*test_bins, regions)}
+        summary["long_range_candidates"] = int(masks[LONG_RANGE_GROUP].sum())
     write_json_atomic(out_dir / "data_summary.json", summary)
     if spec.num_outputs != len(table):
         raise ConfigError("the model's outputs must come from the label table")
     return TaskData(spec, train_set, validation, test_set, test_groups=clusters,
                     baseline_features={f"{data.kmer}-mer": (baseline_train, baseline_test)}, summary=summary,
                     test_reverse=test_reverse, report_groups=report_groups(table, apart),
-                    baseline_labels=np.asarray(baseline_labels))
+                    baseline_labels=np.asarray(baseline_labels), report_masks=masks)
 
 
 def _decode_ids(tokenizer, ids: np.ndarray) -> np.ndarray:
