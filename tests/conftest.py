@@ -3,9 +3,9 @@
 `embedded_default` builds the embedded default once per session with the same pipeline as
 `make demo` (pipelines/demo.yaml): toy genome -> corpus -> tokenizer -> shards -> a tiny model
 pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens) -> that model fine-tuned on
-promoters for 6 steps on 800-bp windows -> fine-tuned on the toy's chromatin bundle for 6 steps. Time budget: about 85 s on 2 free cores (genome, corpus,
-tokenizer, shards ~10 s; pretraining and its evaluation ~60 s; the promoter stage ~15 s; the chromatin
-stage ~15 s).
+promoters for 6 steps on 800-bp windows, and on the toy's chromatin bundle for 6 steps. Time budget:
+about 100 s on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and its evaluation
+~60 s; the promoter stage ~15 s; the chromatin stage ~15 s).
 Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
 skips every stage that is up to date and the fixture costs about a second.
 """
