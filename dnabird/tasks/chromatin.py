@@ -96,7 +96,7 @@ class ChromatinData:
     cache: bool = True
     kmer: int = 4
     baseline_rows: int = 20000
-    max_n_fraction: float = 0.5
+    max_n_fraction: float = 0.05
 
     def __post_init__(self):
         if self.source not in SOURCES:
