@@ -66,7 +66,6 @@ def _dnabird(*args) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow   # tokenizes 2 kb windows of every bin, trains from scratch
 def test_windows_route_from_scratch_with_its_token_cache(embedded_default, tmp_path):
-    data = embedded_default.root / "data"
     args = ["-q", "finetune", "chromatin", "--config", ROOT / "pipelines" / "demo.yaml", "--source", "windows",
             "--pretrained", "none", "--out", tmp_path, f"out_dir={embedded_default.root}",
             f"chromatin.tokenizer={embedded_default.tokenizer}", "chromatin.model=tiny",
