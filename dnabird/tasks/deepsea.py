@@ -309,8 +309,10 @@ def slab_order(rows: int, *, slab: int, buffer_slabs: int, seed: int, epoch: int
     if slab < 1 or buffer_slabs < 1:
         raise ParameterError("(slab, buffer_slabs)", (slab, buffer_slabs), "integers >= 1")
     rng = np.random.default_rng((seed, epoch, 0x51AB))
-    starts = np.arange(0, rows, slab)
+    starts = np.arange(0, rows - rows % slab, slab)
     rng.shuffle(starts)
+    if rows % slab:        # a short last slab goes last, so buffers stay aligned with whole slabs
+        starts = np.append(starts, rows - rows % slab)
     parts = []
     for first in range(0, len(starts), buffer_slabs):
         members = np.concatenate([np.arange(s, min(rows, s + slab)) for s in starts[first:first + buffer_slabs]])
