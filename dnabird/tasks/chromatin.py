@@ -71,11 +71,12 @@ class ChromatinData:
     max_train_rows: use only this many training bins (a quick run), null: all.
     slab_rows, buffer_slabs: the bundle's training read: contiguous slabs of `slab_rows` rows, a buffer
         of `buffer_slabs` slabs shuffled together (memory: one buffer of tokenized rows).
-    eval_length: tokens per input; null: the longest validation / test input plus one block, rounded up
-        (a longer training row is truncated and counted).
+    eval_length: tokens per input; null: the longest validation / test input (bundle: among rows with at
+        most `max_n_fraction` N) plus one block, rounded up; longer rows are cut and counted.
     cache: keep tokenized windows in `windows_cache.h5` in the run folder (windows route).
     kmer: k of the k-mer logistic-regression baseline; baseline_rows: train rows it is fit on (at most).
-    max_n_fraction: windows with a larger share of N are dropped (windows route).
+    max_n_fraction: windows with a larger share of N are dropped (windows route); bundle rows with more
+        do not set the automatic eval_length (N tokenizes one base per token).
     """
 
     source: str = "bundle"
@@ -481,12 +482,19 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
             if not np.array_equal(y[:half], y[half:]):
                 raise InputFormatError("labels of row i and row i + N/2 differ: not forward rows followed by their "
                                        "reverse complements", path=opened[split].path)
-        encoded = {split: tuple(encode_rows(rows, tokenizer, block_size, None)[0] for rows in (f, r))
-                   for split, (f, r, _) in fixed_x.items()}
-        longest = max(ids.shape[1] for pair in encoded.values() for ids in pair)
+        # the longest input among rows with few N sets the length; N-rich rows (one token per N) are cut
+        longest = 0
+        for f, _, _ in fixed_x.values():
+            ids, _ = encode_rows(f, tokenizer, block_size, None)
+            clean = (f == ord("N")).mean(axis=1) <= data.max_n_fraction
+            lengths = (ids != pad).sum(axis=1)
+            longest = max(longest, int(lengths[clean].max()) if clean.any() else int(lengths.max()))
         eval_length = _eval_length(data, longest, block_size)
-        fixed = {split: (_pad_to(encoded[split][0], eval_length, pad), _pad_to(encoded[split][1], eval_length, pad),
-                         fixed_x[split][2]) for split in ("validation", "test")}
+        fixed = {}
+        for split, (f, r, y) in fixed_x.items():
+            (ids_f, cut_f), (ids_r, cut_r) = (encode_rows(rows, tokenizer, block_size, eval_length) for rows in (f, r))
+            counts[f"{split}_rows_cut"] += cut_f + cut_r
+            fixed[split] = (ids_f, ids_r, y)
         source = opened["train"]
         rows = source.half if data.max_train_rows is None else min(source.half, data.max_train_rows)
         if data.rc_augment and data.max_train_rows is None:
