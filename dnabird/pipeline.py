@@ -59,6 +59,8 @@ STAGE_MODULES = (
     "dnabird.stages.pretrain",
     "dnabird.stages.promoter",
     "dnabird.stages.promoter_compare",
+    "dnabird.stages.chromatin",
+    "dnabird.stages.chromatin_compare",
     "dnabird.stages.variants",
     "dnabird.stages.text_data",
     "dnabird.stages.text_tokenizer",

@@ -3,9 +3,10 @@
 `embedded_default` builds the embedded default once per session with the same pipeline as
 `make demo` (pipelines/demo.yaml): toy genome -> corpus -> tokenizer -> shards -> a tiny model
 pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens) -> that model fine-tuned on
-promoters for 6 steps on 800-bp windows -> the toy VCF scored (zero-shot on 200-bp windows, and by
-the promoter head) -> report.md. Time budget: about 100 s on 2 free cores (genome, corpus, tokenizer,
-shards ~10 s; pretraining and its evaluation ~60 s; the promoter stage ~15 s; variants ~15 s).
+promoters for 6 steps on 800-bp windows, and on the toy's chromatin bundle for 6 steps -> the toy
+VCF scored (zero-shot on 200-bp windows, by the promoter and the chromatin heads) -> report.md.
+Time budget: about 115 s on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and
+its evaluation ~60 s; the promoter stage ~15 s; the chromatin stage ~15 s; variants ~15 s).
 Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
 skips every stage that is up to date and the fixture costs about a second.
 """
@@ -35,6 +36,15 @@ FIXTURE_OVERRIDES = (
     "promoter.train.warmup_steps=1",
     "promoter.train.checkpoint_every=6",
     "promoter.bootstrap_resamples=200",
+    "chromatin.train.max_steps=6",
+    "chromatin.train.eval_every=3",
+    "chromatin.train.warmup_steps=1",
+    "chromatin.train.checkpoint_every=6",
+    "chromatin.train.global_batch_size=16",
+    "chromatin.train.micro_batch_size=16",
+    "chromatin.data.slab_rows=64",
+    "chromatin.data.baseline_rows=600",
+    "chromatin.bootstrap_resamples=100",
     "variants.mlm_window_bp=200",
     "variants.bootstrap_resamples=200",
 )
@@ -45,8 +55,10 @@ def embedded_default(tmp_path_factory) -> SimpleNamespace:
     """Paths of the embedded default's artefacts: fasta, corpus, tokenizer, train_shards,
     heldout_shards, pretrain (the run folder: checkpoints, metrics.jsonl, report.json), checkpoint
     (the tiny pretrained model directory, loadable with `dnabird.model.checkpoint.load_checkpoint`) and
-    promoter (the promoter stage's folder: report.json, model/ with task.json, windows.tsv ...) and variants
-    (the variants stage's folder: report.json, effects.tsv, <scorer>.tsv, ism.h5 ...); report.md lies in root."""
+    promoter (the promoter stage's folder: report.json, model/ with task.json, windows.tsv ...),
+    chromatin (the chromatin stage's folder: report.json, auroc_by_group.png, feature_table.tsv ...) and
+    variants (the variants stage's folder: report.json, effects.tsv, <scorer>.tsv, ism.h5 ...);
+    report.md lies in root."""
     from dnabird.pipeline import load_pipeline, load_run_record, run_pipeline
 
     workspace = os.environ.get("DNABIRD_TEST_WORKSPACE")
@@ -66,4 +78,5 @@ def embedded_default(tmp_path_factory) -> SimpleNamespace:
         checkpoint=Path(outputs["pretrain"]["model"]),
         promoter=out / "promoter",
         variants=out / "variants",
+        chromatin=out / "chromatin",
     )

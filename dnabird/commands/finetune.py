@@ -1,5 +1,6 @@
-"""`dnabird finetune TASK --config FILE [--pretrained DIR|none] [--out DIR] [--resume] [key.sub=value …]`: fine-tune a
-pretrained encoder (or the same model from scratch) on a supervised task and report it on the test split.
+"""`dnabird finetune TASK --config FILE [--pretrained DIR|none] [--source bundle|windows] [--out DIR] [--resume]
+[key.sub=value …]`: fine-tune a pretrained encoder (or the same model from scratch)
+on a supervised task and report it on the test split.
 
 FILE is a task config (the keys of the task's config, e.g. `PromoterConfig`) or a pipeline YAML whose
 section named TASK is used, its null paths taken from the pipeline's finished stages (output: the
@@ -12,6 +13,7 @@ import argparse
 import dataclasses
 
 from dnabird.config import read_yaml
+from dnabird.errors import ConfigError
 from dnabird.tasks import TASKS
 
 
@@ -21,8 +23,13 @@ def run(args: argparse.Namespace) -> int:
 
     overrides = list(args.overrides)
     pipeline = args.task in read_yaml(args.config)   # a pipeline file: its TASK section
+    prefix = args.task + "." if pipeline else ""
     if args.pretrained is not None:
-        overrides.append(f"{args.task + '.' if pipeline else ''}pretrained={args.pretrained}")
+        overrides.append(f"{prefix}pretrained={args.pretrained}")
+    if args.source is not None:
+        if args.task != "chromatin":
+            raise ConfigError(f"--source is an option of the chromatin task, not of {args.task!r}")
+        overrides.append(f"{prefix}data.source={args.source}")
     config = (from_pipeline if pipeline else load_config)(args.task, args.config, overrides)
     if args.out is not None:
         config = dataclasses.replace(config, train=dataclasses.replace(config.train, out_dir=args.out))
@@ -35,6 +42,8 @@ def register(subparsers) -> None:
     parser.add_argument("task", choices=sorted(TASKS), help="the task")
     parser.add_argument("--config", required=True, help="task config YAML, or a pipeline YAML with a TASK section")
     parser.add_argument("--pretrained", help="pretrained checkpoint directory, or 'none' to train from scratch")
+    parser.add_argument("--source", choices=("bundle", "windows"),
+                        help="chromatin: the .mat bundle's 1000-bp rows, or windows of the genome around each bin")
     parser.add_argument("--out", help="output folder (default: train.out_dir, or the pipeline's OUT_DIR/TASK)")
     parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value",

@@ -8,6 +8,16 @@ The bundle follows DeepSEA's rules: 200-bp bins, a label is 1 when more than 100
 a peak of that feature, only bins with at least one TF label are kept, each input is the 1000 bp
 centred on the bin, one-hot A, G, C, T (N all zero), forward rows then their reverse complements.
 Splits: test = chr8 + chr9, valid = the first `VALID_FRACTION` of chr7, train = the rest.
+
+Long-range features (`LONG_RANGE_FEATURES`): `plant_long_range` writes target sites (`LONG_RANGE_TARGET`,
+bound by a local TF, so their bins are TF events) into unmasked background, each with a partner element
+(`LONG_RANGE_ANCHOR` + one of `LONG_RANGE_WORDS` words) 1.5–3.5 kb away on either side. A long-range
+feature peaks over a fixed region around a target (`long_range_region`) only when its partner carries one
+of the feature's words: among the bins over that region, the word alone decides the label. Every planted
+element lies >= `LONG_RANGE_SPACING` bp from every other one (so the 1 kb around a target bin holds no
+partner: at chance there), and no partner lies within `LONG_RANGE_EXCLUSIVE` bp of another pair's target
+(so an 8 kb window centred on a target bin sees its own partner and no other). The truth, one row per
+target with its partner, word and labels, is `long_range_truth.tsv`.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ import h5py
 import numpy as np
 import scipy.io
 
-from dnabird.datasets.toy_genome import ELEMENT_CHROMOSOMES, ToyGenome
+from dnabird.datasets.toy_genome import EDGE_MARGIN, ELEMENT_CHROMOSOMES, ToyGenome
 from dnabird.io import atomic_output
 
 BIN, WINDOW, MIN_OVERLAP = 200, 1000, 100
@@ -34,11 +44,28 @@ MAT5_HEADER = b"MATLAB 5.0 MAT-file, Platform: posix, Created on: dnabird toy ge
 
 @dataclass(frozen=True)
 class Source:
-    """Where a feature's peaks come from: `fraction` of the instances of `kind`, with half-widths."""
+    """Where a feature's peaks come from: `fraction` of the instances of `kind`, with half-widths;
+    `words`: only the long-range targets whose partner carries one of these words."""
 
-    kind: str  # "promoter" (TSS), "island" (CpG island span) or a motif kind ("CTCF", …)
+    kind: str  # "promoter" (TSS), "island" (CpG island span), "target" (long-range) or a motif kind ("CTCF", …)
     fraction: float
     half_width: tuple[int, int]
+    words: tuple[int, ...] | None = None
+
+
+# the planted long-range set: target motif (TEAD-like, no CpG), partner anchor and words, placement rules
+LONG_RANGE_TARGET, LONG_RANGE_ANCHOR = "GGACATTCCTTG", "TTGACTCA"
+LONG_RANGE_WORD_COUNT, LONG_RANGE_WORD_LENGTH = 4, 12
+LONG_RANGE_DENSITY = 5_000          # placement attempts per Mbp of element chromosome
+LONG_RANGE_DISTANCE = (1_500, 3_500)  # partner start - target start, either side
+LONG_RANGE_SPACING, LONG_RANGE_EXCLUSIVE, LONG_RANGE_PAD = 1_200, 4_200, 40
+LONG_RANGE_HALF = 400  # a long-range peak is exactly the target's centre ± 400 bp (no random width or shift)
+
+
+def long_range_region(start: int, end: int) -> tuple[int, int]:
+    """The region a long-range feature covers around a target at [start, end) when its word is active."""
+    centre = (start + end) // 2
+    return centre - LONG_RANGE_HALF, centre + LONG_RANGE_HALF
 
 
 # DeepSEA column order: DNase, then TF, then histone marks
@@ -55,18 +82,26 @@ FEATURES: dict[str, tuple[Source, ...]] = {
     "HepG2|FOXA1|None": (Source("FOXA", 0.9, (100, 250)),),
     "K562|Pol2|None": (Source("promoter", 0.8, (150, 300)),),
     "GM12878|YY1|None": (Source("YY1", 0.8, (100, 200)), Source("island", 0.3, (0, 100))),
+    # bound at every target over the long-range region: every bin a long-range label could mark is a TF event
+    "HepG2|TEAD4|None": (Source("target", 1.0, (LONG_RANGE_HALF, LONG_RANGE_HALF + 1), words=(0, 1, 2, 3)),),
+    "HepG2|EP300|None": (Source("target", 1.0, (LONG_RANGE_HALF, LONG_RANGE_HALF + 1), words=(0, 2)),),
     "K562|H3K4me3|None": (Source("island", 0.95, (200, 500)),),
     "HepG2|H3K4me3|None": (Source("island", 0.9, (200, 500)),),
     "K562|H3K27ac|None": (Source("promoter", 0.8, (400, 900)), Source("GATA", 0.9, (300, 600))),
+    "K562|H3K4me1|None": (Source("target", 1.0, (LONG_RANGE_HALF, LONG_RANGE_HALF + 1), words=(0, 1)),),
 }
+# features decided by the partner 1.5-3.5 kb away, not by the central 1 kb
+LONG_RANGE_FEATURES = tuple(name for name, sources in FEATURES.items()
+                            if any(s.words is not None and len(s.words) < LONG_RANGE_WORD_COUNT for s in sources))
 
 
 def feature_group(name: str) -> str:
-    """The group of a `cell|target|treatment` name: DNase, histone (target H + digit, as in Selene) or TF."""
+    """The group of a `cell|target|treatment` name: DNase, HM (histone mark: target H + digit, as in
+    Selene) or TF."""
     target = name.split("|")[1]
     if target == "DNase":
         return "DNase"
-    return "histone" if target[:1] == "H" and target[1:2].isdigit() else "TF"
+    return "HM" if target[:1] == "H" and target[1:2].isdigit() else "TF"
 
 
 TF_FEATURES = tuple(name for name in FEATURES if feature_group(name) == "TF")
@@ -82,8 +117,104 @@ class ChromatinData:
     y: dict[str, np.ndarray]  # split → (2N, F) uint8
 
 
-def _instances(genome: ToyGenome, kind: str) -> list[tuple[str, int, int]]:
+@dataclass(frozen=True)
+class LongRangeSite:
+    """A planted target and its partner element (anchor + word `word`)."""
+
+    name: str
+    chrom: str
+    target_start: int
+    partner_start: int
+    word: int
+
+    @property
+    def target_end(self) -> int:
+        return self.target_start + len(LONG_RANGE_TARGET)
+
+    @property
+    def partner_end(self) -> int:
+        return self.partner_start + len(LONG_RANGE_ANCHOR) + LONG_RANGE_WORD_LENGTH
+
+
+def long_range_words(rng: np.random.Generator) -> list[str]:
+    """`LONG_RANGE_WORD_COUNT` distinct words without CpG, >= 5 mismatches apart."""
+    words: list[str] = []
+    while len(words) < LONG_RANGE_WORD_COUNT:
+        word = "".join(rng.choice(list("ACGT"), size=LONG_RANGE_WORD_LENGTH))
+        if "CG" not in word and "CG" not in LONG_RANGE_ANCHOR[-1] + word \
+                and all(sum(a != b for a, b in zip(word, w, strict=True)) >= 5 for w in words):
+            words.append(word)
+    return words
+
+
+def _busy(genome: ToyGenome, chrom: str) -> np.ndarray:
+    """Bases not available to planted long-range elements: gaps, repeats, islands, planted elements,
+    duplication clusters, pair spans and promoter cores."""
+    busy = genome.masked[chrom].copy() | (genome.codes[chrom] == 4)
+    spans = [(i.start, i.end) for i in genome.islands if i.chrom == chrom]
+    spans += [(e.start, e.end) for e in genome.elements if e.chrom == chrom]
+    spans += [(d.start, d.end) for d in genome.duplications if d.chrom == chrom]
+    spans += [(p.tss - 300, p.tss + 300) for p in genome.promoters if p.chrom == chrom]
+    for start, end in spans:
+        busy[max(0, start - LONG_RANGE_PAD):end + LONG_RANGE_PAD] = True
+    busy[:EDGE_MARGIN] = busy[-EDGE_MARGIN:] = True
+    return busy
+
+
+def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[LongRangeSite], list[str]]:
+    """Write target/partner pairs into `genome` (see the module docstring); returns them and the words."""
+    from dnabird.datasets.toy_genome import encode
+
+    words = long_range_words(rng)
+    sites: list[LongRangeSite] = []
+    target_len, partner_len = len(LONG_RANGE_TARGET), len(LONG_RANGE_ANCHOR) + LONG_RANGE_WORD_LENGTH
+    for chrom in ELEMENT_CHROMOSOMES:
+        codes, busy = genome.codes[chrom], _busy(genome, chrom)
+        targets: list[int] = []
+        planted: list[int] = []          # starts of every planted element on this chromosome
+        partners: list[int] = []
+        for _ in range(int(round(LONG_RANGE_DENSITY * len(codes) / 1e6))):
+            target = int(rng.integers(EDGE_MARGIN, len(codes) - EDGE_MARGIN))
+            partner = target + int(rng.integers(*LONG_RANGE_DISTANCE)) * (1 if rng.random() < 0.5 else -1)
+            word = int(rng.integers(LONG_RANGE_WORD_COUNT))
+            free = all(0 <= s and s + n <= len(codes) and not busy[s - LONG_RANGE_PAD:s + n + LONG_RANGE_PAD].any()
+                       for s, n in ((target, target_len), (partner, partner_len)))
+            apart = all(abs(s - other) >= LONG_RANGE_SPACING for s in (target, partner) for other in planted)
+            exclusive = all(abs(partner - t) >= LONG_RANGE_EXCLUSIVE for t in targets) and \
+                all(abs(p - target) >= LONG_RANGE_EXCLUSIVE for p in partners)
+            if not (free and apart and exclusive):
+                continue
+            codes[target:target + target_len] = encode(LONG_RANGE_TARGET)
+            codes[partner:partner + partner_len] = encode(LONG_RANGE_ANCHOR + words[word])
+            targets.append(target)
+            partners.append(partner)
+            planted += [target, partner]
+            sites.append(LongRangeSite(f"LR_{len(sites) + 1}", chrom, target, partner, word))
+    order = list(genome.codes)
+    sites.sort(key=lambda site: (order.index(site.chrom), site.target_start))
+    genome.long_range = sites
+    return sites, words
+
+
+def long_range_truth_rows(sites: list[LongRangeSite], words: list[str]):
+    """Rows of `long_range_truth.tsv` (header `LONG_RANGE_TRUTH_HEADER`)."""
+    for site in sites:
+        labels = [int(site.word in next(s.words for s in FEATURES[name] if s.words is not None))
+                  for name in LONG_RANGE_FEATURES]
+        yield (site.name, site.chrom, site.target_start, site.target_end, site.partner_start, site.partner_end,
+               LONG_RANGE_ANCHOR + words[site.word], site.word,
+               *long_range_region(site.target_start, site.target_end), *labels)
+
+
+LONG_RANGE_TRUTH_HEADER = "\t".join(("name", "chrom", "target_start", "target_end", "partner_start", "partner_end",
+                                     "partner_sequence", "word", "region_start", "region_end", *LONG_RANGE_FEATURES))
+
+
+def _instances(genome: ToyGenome, kind: str, words: tuple[int, ...] | None = None) -> list[tuple[str, int, int]]:
     """(chrom, start, end) of every instance a source can draw peaks from."""
+    if kind == "target":
+        return [(s.chrom, s.target_start, s.target_end) for s in getattr(genome, "long_range", [])
+                if words is None or s.word in words]
     if kind == "promoter":
         return [(p.chrom, p.tss, p.tss + 1) for p in genome.promoters]
     if kind == "island":
@@ -100,13 +231,16 @@ def call_peaks(genome: ToyGenome, rng: np.random.Generator) -> list[tuple[str, i
     for name, sources in FEATURES.items():
         intervals = []
         for source in sources:
-            for (chrom, start, end), u in zip(_instances(genome, source.kind), occupancy[source.kind],
-                                              strict=True):
-                if u >= source.fraction:
+            instances = _instances(genome, source.kind)
+            chosen = set(_instances(genome, source.kind, source.words))
+            for (chrom, start, end), u in zip(instances, occupancy[source.kind], strict=True):
+                if u >= source.fraction or (chrom, start, end) not in chosen:
                     continue
                 half = int(rng.integers(*source.half_width))
                 shift = int(rng.normal(0, 15))
-                if source.kind == "island":
+                if source.words is not None:   # long-range: the fixed region of the truth file, word decides
+                    intervals.append((chrom, *long_range_region(start, end)))
+                elif source.kind == "island":
                     intervals.append((chrom, max(0, start - half), min(len(genome.codes[chrom]), end + half)))
                 else:
                     centre = (start + end) // 2 + shift

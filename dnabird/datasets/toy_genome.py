@@ -29,7 +29,7 @@ given that context and a guess without it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -186,6 +186,7 @@ class ToyGenome:
     duplications: list[Duplication]
     consensus: dict[str, np.ndarray]
     pair_words: tuple[list[str], list[str]]
+    long_range: list = field(default_factory=list)  # planted long-range sites (`toy_chromatin.plant_long_range`)
 
     def ascii(self, chrom: str) -> np.ndarray:
         """The chromosome as FASTA bytes: upper case, repeats lower case, gaps N."""

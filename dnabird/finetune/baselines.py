@@ -46,3 +46,24 @@ def logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed))
     model.fit(train_x, np.asarray(train_y).astype(int))
     return model.predict_proba(test_x)[:, 1]
+
+
+def multilabel_logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *,
+                               seed: int = 0) -> np.ndarray:
+    """[N_test, K] probabilities: one standardised L2 logistic regression per label column of `train_y`
+    ([N_train, K] 0/1); a label with one class in the train rows scores its train prevalence."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    train_y = np.asarray(train_y)
+    scaler = StandardScaler().fit(train_x)
+    train_z, test_z = scaler.transform(train_x), scaler.transform(test_x)
+    out = np.empty((len(test_x), train_y.shape[1]))
+    for k in range(train_y.shape[1]):
+        column = train_y[:, k].astype(int)
+        if column.min() == column.max():
+            out[:, k] = column.mean()
+            continue
+        model = LogisticRegression(max_iter=2000, random_state=seed).fit(train_z, column)
+        out[:, k] = model.predict_proba(test_z)[:, 1]
+    return out

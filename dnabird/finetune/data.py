@@ -78,6 +78,13 @@ class TaskData:
     baseline_features: baseline name -> (features of train slots at epoch 0, features of test examples);
         the recipe fits a logistic regression on each. A token-count baseline is always added.
     summary: counts and settings of the data build, copied into report.json.
+    test_reverse: the test examples reverse-complemented, slot for slot (multi-label tasks): the report
+        scores both strands and averages their probabilities, and shows the forward-only scores beside.
+    report_groups: label groups whose median AUROC the multi-label report gives (default: the spec's
+        label_groups), e.g. local features by group and a planted set apart.
+    baseline_labels: the labels of the baseline's train rows when they are not `train.labels`.
+    report_masks: group -> boolean mask of the test examples that group is scored on (e.g. a planted
+        long-range set over the bins of its candidate regions), others scored on every test example.
     """
 
     spec: TaskSpec
@@ -87,3 +94,7 @@ class TaskData:
     test_groups: np.ndarray | None = None
     baseline_features: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
+    test_reverse: EpochExamples | None = None
+    report_groups: dict[str, list[str]] | None = None
+    baseline_labels: np.ndarray | None = None
+    report_masks: dict[str, np.ndarray] | None = None

@@ -124,7 +124,8 @@ def multiclass_metrics(labels: Sequence[int], scores: np.ndarray) -> dict:
 def multilabel_metrics(labels: np.ndarray, scores: np.ndarray, names: Sequence[str],
                        groups: dict[str, Sequence[str]] | None = None) -> dict:
     """Per-label AUROC and AUPRC of [N, K] labels and scores, with their medians over all labels and
-    over each named group of labels (labels with one class only are left out of the medians)."""
+    over each named group of labels (BigBird Table 7 reports the median AUROC per group). Labels with
+    one class only in these examples are left out of the medians and counted as `skipped`."""
     labels, scores = np.asarray(labels), np.asarray(scores, dtype=np.float64)
     if labels.shape != scores.shape or labels.ndim != 2 or labels.shape[1] != len(names):
         raise ParameterError("labels, scores", (labels.shape, scores.shape), f"two arrays [N, {len(names)}]")
@@ -132,17 +133,59 @@ def multilabel_metrics(labels: np.ndarray, scores: np.ndarray, names: Sequence[s
     per_label = {}
     for k, name in enumerate(names):
         values = _weighted_binary(labels[:, k].astype(bool), scores[:, k], ones)
-        per_label[name] = {"auroc": _finite_or_none(values["auroc"][0]), "auprc": _finite_or_none(values["auprc"][0])}
+        per_label[name] = {"auroc": _finite_or_none(values["auroc"][0]), "auprc": _finite_or_none(values["auprc"][0]),
+                           "positives": int(labels[:, k].sum())}
 
     def medians(members) -> dict:
         out = {}
         for metric in ("auroc", "auprc"):
             defined = [per_label[m][metric] for m in members if per_label[m][metric] is not None]
             out[f"median_{metric}"] = float(np.median(defined)) if defined else None
+        out["labels"] = len(members)
+        out["skipped"] = sum(per_label[m]["auroc"] is None for m in members)
         return out
 
     return {**medians(names), "groups": {g: medians(members) for g, members in (groups or {}).items()},
             "labels": per_label, "examples": int(len(labels))}
+
+
+def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequence[str],
+                           groups: dict[str, Sequence[str]], *, clusters: Sequence | None = None,
+                           resamples: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, list[float] | None]:
+    """Percentile bootstrap interval of each group's median AUROC: `resamples` draws of the examples (or
+    of whole `clusters`) with replacement, every label's AUROC recomputed on each draw, the median over
+    the group's labels defined on that draw."""
+    labels, scores = np.asarray(labels).astype(bool), np.asarray(scores, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    cluster = np.arange(len(labels)) if clusters is None else np.unique(np.asarray(clusters), return_inverse=True)[1]
+    count = cluster.max() + 1
+    draws = rng.integers(0, count, size=(resamples, count))
+    weights = np.zeros((resamples, count))
+    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1.0)
+    weights = weights[:, cluster]
+    index = {name: k for k, name in enumerate(names)}
+    per_label = {}
+    tail = 100 * (1 - level) / 2
+    out = {}
+    for group, members in groups.items():
+        columns = []
+        for m in members:
+            if m not in per_label:
+                k = index[m]
+                per_label[m] = _weighted_binary(labels[:, k], scores[:, k], weights)["auroc"]
+            columns.append(per_label[m])
+        if not columns:
+            out[group] = None
+            continue
+        matrix = np.stack(columns, axis=1)                       # [R, labels of the group]
+        defined = np.isfinite(matrix).any(axis=1)
+        if not defined.any():
+            out[group] = None
+            continue
+        with np.errstate(all="ignore"):
+            values = np.nanmedian(matrix[defined], axis=1)
+        out[group] = np.percentile(values, [tail, 100 - tail]).tolist()
+    return out
 
 
 def better(metric: str, new: float, old: float | None) -> bool:

@@ -20,15 +20,19 @@ import torch
 
 from dnabird.data.tokenizer import Tokenizer
 from dnabird.errors import CheckpointError, ParameterError
+from dnabird.finetune.baselines import multilabel_logistic_scores
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, collate
 from dnabird.finetune.evaluate import Selection, predict, score
 from dnabird.finetune.report import (
+    FORWARD_ROW,
     MODEL_ROW,
     binary_rows,
     format_table,
     length_summary,
+    multilabel_rows,
     plot_curves,
+    plot_group_aurocs,
     token_count_features,
 )
 from dnabird.io import write_json_atomic
@@ -206,7 +210,22 @@ def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, sel
         lengths = {"train": length_summary(train_counts[:, 0], data.train.labels, names),
                    "test": length_summary(test_counts[:, 0], labels, names)}
         test["rows"] = rows
-    else:   # baselines for multi-class and multi-label tasks are for their tasks to add
+    elif data.spec.problem == "multilabel":
+        row_scores = {MODEL_ROW: scores}
+        if data.test_reverse is not None:
+            _, reverse, _ = predict(model, data.test_reverse, data.spec, batch_size=config.eval_batch_size,
+                                    pad_id=tokenizer.pad_id, positive_weight=config.positive_weight, device=device)
+            row_scores = {MODEL_ROW: (scores + reverse) / 2, FORWARD_ROW: scores}
+        train_labels = data.train.labels if data.baseline_labels is None else data.baseline_labels
+        for name, (train_x, test_x) in data.baseline_features.items():
+            row_scores[f"{name} baseline"] = multilabel_logistic_scores(train_x, train_labels, test_x, seed=config.seed)
+        test["rows"] = multilabel_rows(labels, row_scores, data.spec.labels, data.report_groups or
+                                       data.spec.label_groups, clusters=data.test_groups,
+                                       resamples=config.bootstrap_resamples, seed=config.seed,
+                                       masks=data.report_masks)
+        plot_group_aurocs(test["rows"][MODEL_ROW], data.report_groups or data.spec.label_groups,
+                          out_dir / "auroc_by_group.png")
+    else:   # baselines for multi-class tasks are for their tasks to add
         test["rows"] = {MODEL_ROW: score(data.spec, labels, scores)}
     pretrained = "from scratch" if config.pretrained == FROM_SCRATCH else "pretrained"
     test["title"] = (f"{task}: test split, {len(labels)} examples, {pretrained} model selected at step "

@@ -9,12 +9,13 @@ import numpy as np
 
 from dnabird.finetune.baselines import logistic_scores, token_counts
 from dnabird.finetune.data import EpochExamples
-from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals
+from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals, median_auroc_intervals, multilabel_metrics
 from dnabird.io import atomic_output
 
 TABLE_COLUMNS = ("accuracy", "f1", "auroc", "auprc", "mcc", "precision", "recall")
 INTERVAL_COLUMNS = ("accuracy", "f1", "auroc")
 MODEL_ROW = "fine-tuned model"
+FORWARD_ROW = "fine-tuned model, forward strand only"
 
 
 def slot_ids(examples: EpochExamples) -> np.ndarray:
@@ -67,8 +68,86 @@ def _rows(rows: dict[str, dict]) -> list[str]:
     return [header, *(f"{name:<{width}}" + "".join(_cell(row, c) for c in columns) for name, row in rows.items())]
 
 
+def multilabel_rows(labels: np.ndarray, scores: dict[str, np.ndarray], names, groups: dict[str, list[str]], *,
+                    clusters: np.ndarray | None, resamples: int, seed: int,
+                    masks: dict[str, np.ndarray] | None = None) -> dict:
+    """Per scorer: per-label AUROC / AUPRC, the median AUROC of each group with its bootstrap 95 % interval
+    (`ci95`, resampling examples or whole `clusters`), and the labels skipped (one class only). A group
+    with a mask in `masks` is scored on those test examples only (its labels' entries too)."""
+    masks = masks or {}
+    index = {name: k for k, name in enumerate(names)}
+    plain = {g: members for g, members in groups.items() if g not in masks}
+    rows = {}
+    for name, values in scores.items():
+        row = multilabel_metrics(labels, values, names, plain)
+        row["ci95"] = median_auroc_intervals(labels, values, names, plain, clusters=clusters, resamples=resamples,
+                                             seed=seed)
+        for group, mask in masks.items():
+            columns = [index[m] for m in groups[group]]
+            sub_labels, sub_scores = labels[mask][:, columns], values[mask][:, columns]
+            sub = multilabel_metrics(sub_labels, sub_scores, groups[group], {group: groups[group]})
+            row["groups"][group] = {**sub["groups"][group], "examples": int(mask.sum())}
+            row["labels"].update(sub["labels"])
+            row["ci95"][group] = median_auroc_intervals(
+                sub_labels, sub_scores, groups[group], {group: groups[group]},
+                clusters=None if clusters is None else np.asarray(clusters)[mask], resamples=resamples,
+                seed=seed)[group]
+        row["groups"] = {g: row["groups"][g] for g in groups}
+        rows[name] = row
+    return rows
+
+
+def _multilabel_lines(rows: dict[str, dict]) -> list[str]:
+    groups = list(next(iter(rows.values()))["groups"])
+    width = max(len(name) for name in rows) + 2
+    header = " " * width + "".join(f"{g:>24}" for g in groups) + f"{'median AUPRC':>14}"
+    lines = ["median AUROC per group [95 % bootstrap interval]", header]
+    for name, row in rows.items():
+        cells = []
+        for g in groups:
+            value, ci = row["groups"][g]["median_auroc"], row["ci95"].get(g)
+            text = "n/a" if value is None else f"{value:.3f}"
+            cells.append(f"{text + (f' [{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''):>24}")
+        auprc = row["median_auprc"]
+        lines.append(f"{name:<{width}}" + "".join(cells) + f"{'n/a' if auprc is None else f'{auprc:.3f}':>14}")
+    first = next(iter(rows.values()))
+    lines.append("labels per group (skipped: one class only in test): " + ", ".join(
+        f"{g} {first['groups'][g]['labels']} ({first['groups'][g]['skipped']} skipped)" for g in groups))
+    scoped = [f"{g}: {first['groups'][g]['examples']}" for g in groups if "examples" in first["groups"][g]]
+    if scoped:
+        lines.append("groups scored on their candidate examples only (test examples): " + ", ".join(scoped))
+    return lines
+
+
+def plot_group_aurocs(row: dict, groups: dict[str, list[str]], path: Path) -> Path:
+    """A box plot of the per-feature test AUROCs of each group (features with one class left out)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [g for g in groups if any(row["labels"][m]["auroc"] is not None for m in groups[g])]
+    values = [[row["labels"][m]["auroc"] for m in groups[g] if row["labels"][m]["auroc"] is not None] for g in names]
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * max(1, len(names)), 4))
+    if names:
+        ax.boxplot(values, showfliers=True)
+        ax.set_xticks(range(1, len(names) + 1), [f"{g}\n(n={len(v)})" for g, v in zip(names, values, strict=True)])
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_ylabel("test AUROC per feature")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=100)
+    plt.close(fig)
+    return path
+
+
 def format_table(report: dict) -> str:
     """The test table: one row per scorer, 95 % intervals in brackets, then the token lengths per class."""
+    rows = report["test"]["rows"]
+    if rows and "groups" in next(iter(rows.values())):     # multi-label: median AUROC per group
+        return "\n".join([report["test"]["title"], *_multilabel_lines(rows)])
     lines = [report["test"]["title"], *_rows(report["test"]["rows"])]
     for split, classes in report.get("token_lengths", {}).items():
         shown = "; ".join(f"{name} median {s['median']:.0f} (5-95 %: {s['p05']:.0f}-{s['p95']:.0f})"
@@ -81,6 +160,8 @@ def comparison_table(reports: dict[str, dict]) -> str:
     """Several runs' test tables as one: a row per (run, scorer)."""
     rows = {f"{run}: {scorer}": row for run, report in reports.items()
             for scorer, row in report["test"]["rows"].items()}
+    if rows and "groups" in next(iter(rows.values())):
+        return "\n".join(["test split, every run", *_multilabel_lines(rows)])
     return "\n".join(["test split, every run (95 % bootstrap intervals)", *_rows(rows)])
 
 

@@ -58,6 +58,10 @@ def run(config: FetchConfig, context: RunContext, stage_dir: Path) -> dict[str, 
     for role, name in config.extra_sources.items():
         dest = None if config.dest is None else Path(config.dest) / find_manifest(name).name
         outputs[role] = single_file(fetch(name, dest), name, role)
+    if "feature_names" in outputs:     # the chromatin label table, built and validated at fetch time
+        from dnabird.tasks.deepsea import table_from_names
+
+        outputs["feature_table"] = table_from_names(outputs["feature_names"]).write(stage_dir / "feature_table.tsv")
     return outputs
 
 

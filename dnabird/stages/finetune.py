@@ -19,9 +19,15 @@ from dnabird.tasks import task_module
 
 def resolved(task: str, config, context: RunContext, out_dir: Path | None = None):
     """`config` with its null paths taken from earlier stages and (if given) `train.out_dir` set."""
-    data = config.data
+    data, module = config.data, task_module(task)
     filled = {field: str(context.output(stage, output))
-              for field, (stage, output) in task_module(task).STAGE_INPUTS.items() if getattr(data, field) is None}
+              for field, (stage, output) in module.STAGE_INPUTS.items() if getattr(data, field) is None}
+    for field, (stage, output) in getattr(module, "OPTIONAL_STAGE_INPUTS", {}).items():
+        if getattr(data, field) is None:    # filled when that stage has the output, else left null
+            try:
+                filled[field] = str(context.output(stage, output))
+            except ConfigError:
+                pass
     paths = {"pretrained": config.pretrained or str(context.output("pretrain", "model")),
              "tokenizer": config.tokenizer or str(context.output("tokenizer", "model"))}
     train = config.train if out_dir is None else dataclasses.replace(config.train, out_dir=str(out_dir))
@@ -31,7 +37,10 @@ def resolved(task: str, config, context: RunContext, out_dir: Path | None = None
 def input_paths(task: str, config, context: RunContext) -> list[Path]:
     """The files a run reads (their content keys the stage)."""
     config = resolved(task, config, context)
-    paths = [Path(getattr(config.data, field)) for field in task_module(task).STAGE_INPUTS]
+    module = task_module(task)
+    paths = [Path(getattr(config.data, field)) for field in module.STAGE_INPUTS]
+    paths += [Path(getattr(config.data, field)) for field in getattr(module, "OPTIONAL_STAGE_INPUTS", {})
+              if getattr(config.data, field) is not None]
     paths.append(Path(config.tokenizer))
     if config.pretrained != FROM_SCRATCH:
         paths.append(Path(config.pretrained))

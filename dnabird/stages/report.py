@@ -87,9 +87,12 @@ def _variants(report: dict) -> tuple[str, list[str]]:
 
 
 def _chromatin(report: dict) -> tuple[str, list[str]]:
-    medians = report.get("median_auroc_by_group") or {}
-    headline = ", ".join(f"{group} {value:.3f}" for group, value in medians.items() if value is not None)
-    return f"median AUROC per group: {headline}", ["```json", json.dumps(medians, indent=1), "```"]
+    from dnabird.finetune.report import format_table
+
+    model = report["test"]["rows"]["fine-tuned model"]
+    headline = "median AUROC " + ", ".join(f"{group} {_interval(row['median_auroc'], model['ci95'].get(group))}"
+                                           for group, row in model["groups"].items())
+    return headline, ["```text", format_table(report), "```"]
 
 
 SUMMARIES = {"pretrain": _pretrain, "promoter": _promoter, "chromatin": _chromatin, "variants": _variants}

@@ -48,7 +48,7 @@ def genome(toy):
 
 def feature_group(name):
     target = name.split("|")[1]
-    return "DNase" if target == "DNase" else "histone" if re.match(r"H\d", target) else "TF"
+    return "DNase" if target == "DNase" else "HM" if re.match(r"H\d", target) else "TF"
 
 
 # --- FASTA -------------------------------------------------------------------------------------------
@@ -239,8 +239,8 @@ def test_features_bed_names_and_motif_driven_peaks(toy, genome):
     names = [line.rstrip("\n") for line in open(toy["feature_names"])]
     assert 10 <= len(names) <= 16 and all(name.count("|") == 2 for name in names)
     groups = [feature_group(name) for name in names]
-    assert groups == sorted(groups, key=["DNase", "TF", "histone"].index) and set(groups) == {
-        "DNase", "TF", "histone"}
+    assert groups == sorted(groups, key=["DNase", "TF", "HM"].index) and set(groups) == {
+        "DNase", "TF", "HM"}
     peaks = read_table(toy["features_bed"])
     order = list(genome)
     assert peaks == sorted(peaks, key=lambda p: (order.index(p[0]), int(p[1]), int(p[2]), names.index(p[3])))
@@ -301,6 +301,52 @@ def test_mat_bundle_matches_fasta_and_peaks(toy, genome):
             assert np.array_equal(y[i], coverage[chrom][:, start:end].sum(axis=1) > 100)
             assert y[i, tf_columns].any()
     assert len(bins["train"]) > len(bins["test"]) > len(bins["valid"]) > 0
+
+
+LONG_RANGE = ("HepG2|EP300|None", "K562|H3K4me1|None")   # the features the partner decides (test's own copy)
+
+
+def test_long_range_truth_against_fasta_and_bundle(toy, genome):
+    """Each planted target/partner read from the FASTA (pyfaidx), the 1 kb / 8 kb visibility rules and
+    the bundle's labels of the long-range features, from the truth file alone."""
+    rows = read_table(toy["long_range_truth"])
+    header, rows = rows[0], rows[1:]
+    assert header[:10] == ["name", "chrom", "target_start", "target_end", "partner_start", "partner_end",
+                           "partner_sequence", "word", "region_start", "region_end"]
+    assert sorted(header[10:]) == sorted(LONG_RANGE)
+    target_seq = {genome[r[1]][int(r[2]):int(r[3])].upper() for r in rows}
+    assert len(target_seq) == 1 and len(next(iter(target_seq))) == 12
+    labels_of_word, partners = {}, defaultdict(list)
+    for _, chrom, t0, t1, p0, p1, partner, _, r0, r1, *labels in rows:
+        t0, t1, p0, p1, r0, r1 = map(int, (t0, t1, p0, p1, r0, r1))
+        assert genome[chrom][p0:p1].upper() == partner and not genome[chrom][t0:t1].islower()
+        assert 1_500 <= abs(p0 - t0) < 3_500 and r0 <= t0 < t1 <= r1 and r1 - r0 <= 1_000
+        assert labels_of_word.setdefault(partner, labels) == labels   # the word alone decides the labels
+        partners[chrom].append(p0)
+    assert len(labels_of_word) == 4 and sorted(map(tuple, labels_of_word.values())) == [
+        ("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
+    for _, chrom, t0, _, p0, *_ in rows:
+        t0, p0 = int(t0), int(p0)
+        # no partner word within the 1 kb a bin over the target sees; only its own within 4.1 kb
+        near = genome[chrom][max(0, t0 - 1_100):t0 + 1_100].upper()
+        assert not any(w in near or revcomp(w) in near for w in labels_of_word)
+        wide = genome[chrom][max(0, t0 - 4_100):t0 + 4_100].upper()
+        assert sum(wide.count(w) + wide.count(revcomp(w)) for w in labels_of_word) == 1
+        assert [p for p in partners[chrom] if abs(p - t0) < 4_100] == [p0]
+    names = [line.rstrip("\n") for line in open(toy["feature_names"])]
+    columns = [names.index(f) for f in header[10:]]
+    mat = scipy.io.loadmat(toy["test_mat"])
+    y = mat["testdata"][: len(mat["testdata"]) // 2]
+    bins = [(c, int(s), int(e)) for c, s, e, split in read_table(toy["deepsea_bins"]) if split == "test"]
+    regions = [(r[1], int(r[8]), int(r[9]), [int(v) for v in r[10:]]) for r in rows]
+    candidates = 0
+    for (chrom, start, end), labels in zip(bins, y[:, columns], strict=True):
+        # DeepSEA's rule on the truth alone: > 100 bp of the bin in an active region
+        over = [flags for c, r0, r1, flags in regions if c == chrom and min(end, r1) - max(start, r0) > 100]
+        candidates += bool(over)
+        expected = np.array(over[0] if over else [0] * len(columns))
+        assert np.array_equal(labels, expected), (chrom, start)
+    assert y[:, columns].sum(axis=0).sum() >= 150 and candidates >= 200
 
 
 # --- variants ----------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ def test_shipped_promoter_pipelines_validate_and_fail_on_unknown_keys():
     assert grch37["promoter"].train.max_steps == 711 and grch37["promoter"].train.global_batch_size == 256
     assert grch37["promoter"].train.lr == 1e-4 and grch37["promoter"].train.warmup_steps < 711
     assert grch37["promoter"].data.anchor == "tss:-5000:+3000" and grch37["promoter"].data.negatives == "deepromoter"
-    assert set(grch37["fetch"].extra_sources) == {"promoters_bed", "chain"}
+    assert set(grch37["fetch"].extra_sources) == {"promoters_bed", "chain", "feature_names"}
     compare = load_pipeline(ROOT / "pipelines" / "promoter_compare.yaml").stages["promoter_compare"]
     assert set(compare.runs) == {"pretrained_genomic", "scratch_genomic", "pretrained_deepromoter",
                                  "scratch_deepromoter"}
