@@ -10,7 +10,8 @@ neutral and vs in-element-control variants, with bootstrap intervals, goes into 
 Outputs: `<scorer>.tsv` (the long table of `VariantScores`), `effects.tsv` (one row per variant, one
 column per scorer and group), `report.json`, `effects.png`, and a saturation-mutagenesis map
 (`ism.h5`, `ism.png`) of `ism_region` — by default the planted element of the first disruptive
-variant, widened by `ism_margin_bp` — with the chromatin head when it is a scorer, else `mlm_llr`.
+variant (in a TF motif when the chromatin head is a scorer), widened by `ism_margin_bp` — with the
+chromatin head when it is a scorer, else `mlm_llr`.
 """
 
 from __future__ import annotations
@@ -111,7 +112,10 @@ def _ism_region(config: VariantsConfig, paths: dict, truth) -> str | None:
         return config.ism_region
     from dnabird.genome.bed import read_bed
 
-    disruptive = truth.loc[truth["class"] == "disruptive", "element"].tolist()
+    disruptive = truth[truth["class"] == "disruptive"]
+    if "chromatin" in config.scorers:  # a TF motif for the chromatin head, not a promoter box
+        disruptive = disruptive[~disruptive["element_kind"].isin(PROMOTER_KINDS)]
+    disruptive = disruptive["element"].tolist()
     by_name = {record.name: record for record in read_bed(paths["elements"])}
     for element in disruptive:
         if element in by_name:
