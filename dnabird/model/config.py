@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from dnabird.attention.linear import LinearKernel
 from dnabird.config import build_config
 from dnabird.errors import ConfigError, ParameterError
 from dnabird.io import write_text_atomic
@@ -36,8 +37,10 @@ class EncoderConfig:
     position_offset: first position id (0 for BERT/BigBird; padding_idx + 1 for RoBERTa/Longformer).
     pad_token_id: id of [PAD]; its embedding row starts at zero.
     attention: the attention pattern's parameters: `type` ("bigbird_itc", "bigbird_etc", "longformer",
-        "full") and that pattern's own keys (e.g. block_size, window_blocks, num_random_blocks,
-        random_mode); never `num_heads`, which the pattern takes from the encoder.
+        "full", or a linear kernel: "performer", "relu_linear") and that pattern's own keys (e.g.
+        block_size, window_blocks, num_random_blocks, random_mode; Performer: num_features, redraw,
+        orthogonal, epsilon; ReLU linear: epsilon); never `num_heads`, which the pattern takes from the
+        encoder. Linear kernels need attention_dropout 0 (they form no attention matrix).
     layer_attention: optional per-layer settings, one mapping per layer merged over `attention` (e.g.
         Longformer's window growing with depth); empty: every layer uses `attention`.
     causal: True restricts every token to itself and the tokens before it (a left-to-right language
@@ -127,7 +130,11 @@ class EncoderConfig:
             pattern = self.pattern(layer)  # validates every layer's pattern parameters
             if self.causal and not pattern.supports_causal():
                 raise ParameterError("causal", self.causal, f"False with a {pattern.type_name} pattern (layer "
-                                     f"{layer}); only full and longformer patterns have a causal form")
+                                     f"{layer}); only full, longformer and linear kernels have a causal form")
+            if self.attention_dropout and isinstance(pattern, LinearKernel):
+                raise ParameterError("attention_dropout", self.attention_dropout,
+                                     f"0 with a {pattern.type_name} kernel (layer {layer}): linear attention "
+                                     "forms no attention matrix to drop from")
 
     @property
     def head_size(self) -> int:

@@ -22,12 +22,15 @@ EVAL_TAG = 1  # distinguishes the fixed evaluation seed from every training step
 
 
 def layer_seed(config: EncoderConfig, layer: int, step: int, training: bool) -> int:
-    """Seed of one layer's random attention blocks: from (base seed, layer, step) in training, fixed in eval.
+    """Seed of one layer's randomness (random attention blocks, Performer features): from (base seed, layer,
+    step) in training, fixed in eval. The pattern maps the step first (`Pattern.seed_step`: a Performer
+    that redraws every k steps shares one seed over k steps).
 
     With `reseed_each_step=False` it is `base_seed + layer` in both modes (Hugging Face's fixed plan).
     """
     if not config.reseed_each_step:
         return config.base_seed + layer
+    step = config.pattern(layer).seed_step(step)
     key = [config.base_seed, layer, step, 0] if training else [config.base_seed, layer, 0, EVAL_TAG]
     return int(np.random.SeedSequence(key).generate_state(1)[0] >> 1)
 
