@@ -36,6 +36,7 @@ from torch.nn import functional as F
 from dnabird.errors import ParameterError
 
 SPE_KINDS = ("sine", "conv")
+NOISE_CHUNK = 512
 
 
 def noise_generator(seed: int, tag: int) -> torch.Generator:
@@ -189,9 +190,12 @@ class ConvSPE(_SPE):
     def codes(self, length, seed, device=None):
         size = self.kernel_size
         total = length + 2 * size
-        noise = torch.randn(self.num_heads, self.head_size, self.realizations, total,
-                            generator=noise_generator(seed, 0), dtype=torch.float64)
-        noise = noise.to(device, self.query_filter.dtype)
+        # noise in chunks of positions, each from its own generator: a position's noise (and code) does not
+        # depend on the length of the call
+        chunks = [torch.randn(self.num_heads, self.head_size, self.realizations, NOISE_CHUNK,
+                              generator=noise_generator(seed, 16 + i), dtype=torch.float64)
+                  for i in range(math.ceil(total / NOISE_CHUNK))]
+        noise = torch.cat(chunks, -1)[..., :total].to(device, self.query_filter.dtype)
         spectrum = torch.fft.rfft(noise, n=total)
         out = []
         for taps in (self.query_filter, self.key_filter):
