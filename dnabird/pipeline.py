@@ -65,6 +65,8 @@ STAGE_MODULES = (
     "dnabird.stages.text_classify",
     "dnabird.stages.text_qa",
     "dnabird.stages.charlm",
+    "dnabird.stages.listops_data",
+    "dnabird.stages.listops",
 )
 PIPELINE_KEYS = ("out_dir", "seed")
 STAGE_RECORD = "stage.json"
