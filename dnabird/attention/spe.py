@@ -36,7 +36,8 @@ from torch.nn import functional as F
 from dnabird.errors import ParameterError
 
 SPE_KINDS = ("sine", "conv")
-NOISE_CHUNK = 512
+NOISE_CHUNK = 128  # convSPE noise: positions per generator
+CODE_CHUNK = 1024  # positions whose codes are formed (and projected) at once
 
 
 def noise_generator(seed: int, tag: int) -> torch.Generator:
@@ -54,13 +55,15 @@ class _SPE(nn.Module):
                 raise ParameterError(f"spe.{name}" if name == "realizations" else name, value, "a positive integer")
         self.num_heads, self.head_size, self.realizations = num_heads, head_size, realizations
         self.gate = nn.Parameter(torch.zeros(num_heads, head_size)) if gated else None
+        self.chunk = CODE_CHUNK
 
     @property
     def code_scale(self) -> float:
         return (self.realizations * self.head_size) ** -0.25
 
-    def codes(self, length: int, seed: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Ungated codes (Q̄, K̄), each [H, D, length, R]."""
+    def codes(self, length: int, seed: int, device=None, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Ungated codes (Q̄, K̄) of positions start … start + length − 1, each [H, D, length, R]; a position's
+        code does not depend on the window it is computed in."""
         raise NotImplementedError
 
     def gate_noise(self, seed: int, device=None) -> torch.Tensor:
@@ -83,16 +86,22 @@ class _SPE(nn.Module):
         if q.shape != k.shape or q.dim() != 4 or q.shape[1] != self.num_heads or q.shape[3] != self.head_size:
             raise ParameterError("SPE q, k shapes", (tuple(q.shape), tuple(k.shape)),
                                  f"equal shapes [batch, {self.num_heads} heads, length, {self.head_size}]")
-        q_bar, k_bar = self.codes(q.shape[2], seed, q.device)
-        q_bar, k_bar = q_bar.to(q.dtype), k_bar.to(q.dtype)
+        length = q.shape[2]
+        if self.gate is not None:
+            gamma = torch.sigmoid(self.gate).to(q.dtype)[None, :, None, :]  # [1, H, 1, D]
+            eps = self.gate_noise(seed, q.device).to(q.dtype)  # [H, D, R]
+            q_free, k_free = (q * gamma.sqrt()) @ eps, (k * gamma.sqrt()) @ eps  # the position-free share
+            q, k = q * (1 - gamma).sqrt(), k * (1 - gamma).sqrt()
+        chunks = ([], [])
+        for start in range(0, length, self.chunk):  # codes of a window of positions at a time: bounded memory
+            q_bar, k_bar = self.codes(min(self.chunk, length - start), seed, q.device, start)
+            window = slice(start, start + q_bar.shape[2])
+            chunks[0].append(_project(q[:, :, window], q_bar.to(q.dtype)))
+            chunks[1].append(_project(k[:, :, window], k_bar.to(k.dtype)))
+        q_pos, k_pos = torch.cat(chunks[0], 2), torch.cat(chunks[1], 2)
         if self.gate is None:
-            return _project(q, q_bar), _project(k, k_bar)
-        gamma = torch.sigmoid(self.gate).to(q.dtype)[None, :, None, :]  # [1, H, 1, D]
-        eps = self.gate_noise(seed, q.device).to(q.dtype)  # [H, D, R]
-        out = []
-        for x, bar in ((q, q_bar), (k, k_bar)):
-            out.append(_project(x * (1 - gamma).sqrt(), bar) + (x * gamma.sqrt()) @ eps)
-        return out[0], out[1]
+            return q_pos, k_pos
+        return q_pos + q_free, k_pos + k_free
 
     def bind(self, seed: int):
         """The hook `(q, k) → (q̂, k̂)` with this call's noise seed, for `attention(..., positional=...)`."""
@@ -137,11 +146,11 @@ class SineSPE(_SPE):
         angle = 2 * math.pi * nu[..., None] * lags.to(nu.dtype) + self.phases[..., None]  # [H, D, K, T]
         return (gain[..., None] ** 2 * torch.cos(angle)).sum(2) / (2 * self.num_sines)
 
-    def codes(self, length, seed, device=None):
+    def codes(self, length, seed, device=None, start=0):
         z = torch.randn(self.num_heads, self.head_size, 2 * self.num_sines, self.realizations,
                         generator=noise_generator(seed, 0), dtype=torch.float64) / math.sqrt(2 * self.num_sines)
         z = z.to(device, self.frequencies.dtype)
-        positions = torch.arange(length, device=device, dtype=self.frequencies.dtype)
+        positions = torch.arange(start, start + length, device=device, dtype=self.frequencies.dtype)
         nu = torch.sigmoid(self.frequencies) / 2
         gain = F.softplus(self.gains) * self.code_scale  # [H, D, K]
         angle_k = 2 * math.pi * nu[:, :, None, :] * positions[:, None]  # [H, D, L, K]
@@ -187,15 +196,20 @@ class ConvSPE(_SPE):
                 out.append((self.query_filter[..., -lag:] * self.key_filter[..., :size + lag]).sum(-1))
         return torch.stack(out, -1)
 
-    def codes(self, length, seed, device=None):
+    def noise(self, seed: int, begin: int, end: int, device=None) -> torch.Tensor:
+        """White noise [H, D, R, end − begin] at noise indices begin … end − 1, drawn in blocks of NOISE_CHUNK
+        indices, each from its own generator (so any window of it is the same numbers)."""
+        first, last = begin // NOISE_CHUNK, (end - 1) // NOISE_CHUNK
+        blocks = [torch.randn(self.num_heads, self.head_size, self.realizations, NOISE_CHUNK,
+                              generator=noise_generator(seed, 16 + i))
+                  for i in range(first, last + 1)]
+        offset = first * NOISE_CHUNK
+        return torch.cat(blocks, -1)[..., begin - offset:end - offset].to(device, self.query_filter.dtype)
+
+    def codes(self, length, seed, device=None, start=0):
         size = self.kernel_size
         total = length + 2 * size
-        # noise in chunks of positions, each from its own generator: a position's noise (and code) does not
-        # depend on the length of the call
-        chunks = [torch.randn(self.num_heads, self.head_size, self.realizations, NOISE_CHUNK,
-                              generator=noise_generator(seed, 16 + i), dtype=torch.float64)
-                  for i in range(math.ceil(total / NOISE_CHUNK))]
-        noise = torch.cat(chunks, -1)[..., :total].to(device, self.query_filter.dtype)
+        noise = self.noise(seed, start, start + total, device)  # code m reads noise m + P … m + 2P − 1
         spectrum = torch.fft.rfft(noise, n=total)
         out = []
         for taps in (self.query_filter, self.key_filter):

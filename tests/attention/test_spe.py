@@ -140,6 +140,13 @@ def test_codes_shapes_seeds_batch_sharing_and_gradients():
         (q_hat * k_hat).sum().backward()
         for name, param in module.named_parameters():
             assert param.grad is not None and param.grad.abs().max() > 0, name
+    # codes formed a window of positions at a time equal the codes of the whole length
+    for module in (spe, conv):
+        whole = module(q, k, seed=4)
+        module.chunk = 3
+        torch.testing.assert_close(module(q, k, seed=4), whole, rtol=1e-5, atol=1e-6)
+        window = module.codes(4, 9, start=5)
+        torch.testing.assert_close(window[0], module.codes(10, 9)[0][:, :, 5:9], rtol=1e-5, atol=1e-6)
     with pytest.raises(ParameterError, match="SPE q, k shapes"):
         spe(q, k[:, :, :5])
     with pytest.raises(ParameterError, match="spe.kind"):
