@@ -68,6 +68,8 @@ STAGE_MODULES = (
     "dnabird.stages.text_classify",
     "dnabird.stages.text_qa",
     "dnabird.stages.charlm",
+    "dnabird.stages.listops_data",
+    "dnabird.stages.listops",
     "dnabird.stages.report",
 )
 PIPELINE_KEYS = ("out_dir", "seed")

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from dnabird.attention.backends import select_backend
+from dnabird.attention.linear import LinearKernel, linear_attention
 from dnabird.attention.patterns import BlockLayout, Pattern
 from dnabird.errors import ParameterError
 
@@ -83,6 +84,22 @@ def _global_tokens(pattern: Pattern, length: int, global_mask: torch.Tensor | No
     return tokens, None if bool(token_mask.all()) else token_mask
 
 
+def _linear_call(q, k, v, kernel, key_padding_mask, seed, causal, scale, dropout_p, global_qkv, global_mask,
+                 random_blocks) -> torch.Tensor:
+    """A linear kernel's call (no blocks, no padding): see `dnabird.attention.linear`."""
+    name = type(kernel).__name__
+    for what, value in (("global_qkv", global_qkv), ("global_mask", global_mask), ("random_blocks", random_blocks)):
+        if value is not None:
+            raise ParameterError(what, "a tensor", f"None with a {name} kernel (it has no global or random blocks)")
+    if dropout_p:
+        raise ParameterError("dropout_p", dropout_p, f"0 with a {name} kernel (no attention matrix to drop from)")
+    out = linear_attention(q, k, v, kernel, key_padding_mask=key_padding_mask, causal=causal,
+                           scale=scale if scale is not None else q.shape[-1] ** -0.5, seed=seed)
+    if key_padding_mask is not None:
+        out = out * key_padding_mask[:, None, :, None].to(out.dtype)
+    return out
+
+
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Pattern, *,
               key_padding_mask: torch.Tensor | None = None, seed: int = 0, backend: str = "auto",
               causal: bool = False, scale: float | None = None, dropout_p: float = 0.0,
@@ -113,6 +130,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Patter
         raise ParameterError("causal", causal, f"False for {type(pattern).__name__} (it has no causal form)")
     if not 0.0 <= dropout_p < 1.0:
         raise ParameterError("dropout_p", dropout_p, "a probability in [0, 1)")
+    if isinstance(pattern, LinearKernel):
+        return _linear_call(q, k, v, pattern, key_padding_mask, seed, causal, scale, dropout_p, global_qkv,
+                            global_mask, random_blocks)
     batch, _, length, _ = q.shape
     block = pattern.block_size
     num_blocks = math.ceil(length / block)

@@ -97,6 +97,11 @@ class Pattern:
     def supports_causal(self) -> bool:
         return False
 
+    def seed_step(self, step: int) -> int:
+        """The training step whose seed this pattern's randomness uses at `step` (random blocks: every step;
+        a kernel that keeps its random features for several steps maps them to one)."""
+        return step
+
     def supports_global_tokens(self) -> bool:
         """Whether single tokens can be made global per call (`attention(..., global_mask=...)`)."""
         return False
@@ -336,12 +341,15 @@ PATTERNS = {cls.type_name: cls for cls in (Full, BigBirdITC, BigBirdETC, Longfor
 
 def pattern_from_dict(spec: dict) -> Pattern:
     """Build a pattern from `pattern.to_dict()` output; unknown types or keys fail by name."""
+    from dnabird.attention.linear import KERNELS
+
+    kinds = {**PATTERNS, **KERNELS}
     spec = dict(spec)
     kind = spec.pop("type", None)
-    if kind not in PATTERNS:
-        raise ParameterError("type", kind, f"one of {sorted(PATTERNS)}")
-    known = [f.name for f in dataclasses.fields(PATTERNS[kind])]
+    if kind not in kinds:
+        raise ParameterError("type", kind, f"one of {sorted(kinds)}")
+    known = [f.name for f in dataclasses.fields(kinds[kind])]
     for key in spec:
         if key not in known:
             raise ParameterError(key, spec[key], f"no such key: a {kind} pattern takes {', '.join(known)}")
-    return PATTERNS[kind](**spec)
+    return kinds[kind](**spec)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 
+from dnabird.attention.linear import LinearKernel
 from dnabird.config import build_config
 from dnabird.errors import ConfigError, ParameterError
 from dnabird.io import write_text_atomic
@@ -17,7 +18,7 @@ from dnabird.io import write_text_atomic
 ACTIVATIONS = ("gelu", "gelu_new")
 ITC_DEFAULT = {"type": "bigbird_itc", "block_size": 64, "window_blocks": 3, "num_random_blocks": 3,
                "random_mode": "uniform"}
-POSITIONAL_SCHEMES = ("learned", "rotary")
+POSITIONAL_SCHEMES = ("learned", "rotary", "spe")
 INITS = ("bert", "fan_in")
 
 
@@ -36,8 +37,10 @@ class EncoderConfig:
     position_offset: first position id (0 for BERT/BigBird; padding_idx + 1 for RoBERTa/Longformer).
     pad_token_id: id of [PAD]; its embedding row starts at zero.
     attention: the attention pattern's parameters: `type` ("bigbird_itc", "bigbird_etc", "longformer",
-        "full") and that pattern's own keys (e.g. block_size, window_blocks, num_random_blocks,
-        random_mode); never `num_heads`, which the pattern takes from the encoder.
+        "full", or a linear kernel: "performer", "relu_linear") and that pattern's own keys (e.g.
+        block_size, window_blocks, num_random_blocks, random_mode; Performer: num_features, redraw,
+        orthogonal, epsilon; ReLU linear: epsilon); never `num_heads`, which the pattern takes from the
+        encoder. Linear kernels need attention_dropout 0 (they form no attention matrix).
     layer_attention: optional per-layer settings, one mapping per layer merged over `attention` (e.g.
         Longformer's window growing with depth); empty: every layer uses `attention`.
     causal: True restricts every token to itself and the tokens before it (a left-to-right language
@@ -50,7 +53,13 @@ class EncoderConfig:
         False keeps them fixed at seed base_seed + layer (Hugging Face's training behaviour).
     positional: position scheme: "learned" absolute embeddings added to the input (BERT, BigBird), or
         "rotary": q and k rotated inside every attention call (RoFormer), no position table; the
-        score then depends on the relative offset only. `rotary_base` sets its slowest frequency.
+        score then depends on the relative offset only. `rotary_base` sets its slowest frequency. Or
+        "spe": stochastic positional encoding (sineSPE/convSPE, `dnabird.attention.spe`), set by `spe`;
+        no position table, q and k become R-sized codes whose expected scores follow a learned kernel of
+        the offset, with any attention type (softmax patterns or linear kernels).
+    spe: the SPE settings (`positional: spe` only): kind ("sine" | "conv"), realizations (R), num_sines
+        (K), kernel_size (P), gated, share_noise (one noise draw per step for all layers); the noise is a
+        pure function of (base_seed, layer, step), fixed in evaluation.
     pre_norm: False for BERT/BigBird's post-LN blocks, x = LN(x + f(x)); True for pre-LN blocks,
         x = x + f(LN(x)), with a LayerNorm after the last layer. Hugging Face BigBird is post-LN only.
     mlm_transform: True for BERT's masked-LM head (dense + activation + LayerNorm before the tied
@@ -86,6 +95,7 @@ class EncoderConfig:
     reseed_each_step: bool = True
     positional: str = "learned"
     rotary_base: float = 10000.0
+    spe: dict = field(default_factory=dict)
     pre_norm: bool = False
     mlm_transform: bool = True
     initializer_range: float = 0.02
@@ -114,6 +124,10 @@ class EncoderConfig:
             from dnabird.attention.positional import Rotary
 
             Rotary(self.head_size, base=self.rotary_base)  # validates its own parameters
+        if self.spe and self.positional != "spe":
+            raise ParameterError("spe", self.spe, f"empty unless positional is 'spe' (it is {self.positional!r})")
+        if self.positional == "spe":
+            self.spe_spec()  # validates the keys
         if not 0 <= self.pad_token_id < self.vocab_size:
             raise ParameterError("pad_token_id", self.pad_token_id,
                                  f"an id below vocab_size={self.vocab_size}")
@@ -127,7 +141,17 @@ class EncoderConfig:
             pattern = self.pattern(layer)  # validates every layer's pattern parameters
             if self.causal and not pattern.supports_causal():
                 raise ParameterError("causal", self.causal, f"False with a {pattern.type_name} pattern (layer "
-                                     f"{layer}); only full and longformer patterns have a causal form")
+                                     f"{layer}); only full, longformer and linear kernels have a causal form")
+            if self.attention_dropout and isinstance(pattern, LinearKernel):
+                raise ParameterError("attention_dropout", self.attention_dropout,
+                                     f"0 with a {pattern.type_name} kernel (layer {layer}): linear attention "
+                                     "forms no attention matrix to drop from")
+
+    def spe_spec(self):
+        """The `spe` settings as a validated `SPESpec`."""
+        from dnabird.attention.spe import SPESpec
+
+        return SPESpec.from_dict(self.spe)
 
     @property
     def head_size(self) -> int:

@@ -22,13 +22,24 @@ EVAL_TAG = 1  # distinguishes the fixed evaluation seed from every training step
 
 
 def layer_seed(config: EncoderConfig, layer: int, step: int, training: bool) -> int:
-    """Seed of one layer's random attention blocks: from (base seed, layer, step) in training, fixed in eval.
+    """Seed of one layer's randomness (random attention blocks, Performer features): from (base seed, layer,
+    step) in training, fixed in eval. The pattern maps the step first (`Pattern.seed_step`: a Performer
+    that redraws every k steps shares one seed over k steps).
 
     With `reseed_each_step=False` it is `base_seed + layer` in both modes (Hugging Face's fixed plan).
     """
     if not config.reseed_each_step:
         return config.base_seed + layer
+    step = config.pattern(layer).seed_step(step)
     key = [config.base_seed, layer, step, 0] if training else [config.base_seed, layer, 0, EVAL_TAG]
+    return int(np.random.SeedSequence(key).generate_state(1)[0] >> 1)
+
+
+def spe_seed(config: EncoderConfig, layer: int, step: int, training: bool) -> int:
+    """Seed of one layer's SPE noise: from (base seed, layer, step) in training, fixed in evaluation; with
+    `spe.share_noise` the same for every layer."""
+    owner = -1 if config.spe_spec().share_noise else layer
+    key = [config.base_seed, owner & 0xFFFFFFFF, step if training else 0, 2 if training else 2 + EVAL_TAG]
     return int(np.random.SeedSequence(key).generate_state(1)[0] >> 1)
 
 
@@ -89,6 +100,8 @@ class SelfAttention(nn.Module):
         self.output = nn.Linear(hidden, hidden)
         self.positional = Rotary(config.head_size, base=config.rotary_base, offset=config.position_offset) \
             if config.positional == "rotary" else None
+        self.spe = config.spe_spec().build(config.num_heads, config.head_size) if config.positional == "spe" \
+            else None
         self.has_global_projections = isinstance(config.pattern(layer), Longformer)
         if self.has_global_projections:
             self.global_query = nn.Linear(hidden, hidden, bias=bias)
@@ -101,7 +114,7 @@ class SelfAttention(nn.Module):
         return x.transpose(1, 2)  # [B, nh, L, hd]
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
-                global_mask: torch.Tensor | None = None) -> torch.Tensor:
+                global_mask: torch.Tensor | None = None, positional_seed: int = 0) -> torch.Tensor:
         q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
         global_qkv = None
         if self.has_global_projections and (pattern.global_positions or global_mask is not None):
@@ -110,7 +123,8 @@ class SelfAttention(nn.Module):
         dropout_p = self.config.attention_dropout if self.training else 0.0
         y = attention(q, k, v, pattern, key_padding_mask=mask, seed=seed, dropout_p=dropout_p,
                       causal=self.config.causal, global_qkv=global_qkv, global_mask=global_mask,
-                      positional=self.positional)  # [B, nh, L, hd]
+                      positional=self.positional if self.spe is None else self.spe.bind(positional_seed))
+        # y: [B, nh, L, hd]
         batch, _, length, _ = y.shape
         return self.output(y.transpose(1, 2).reshape(batch, length, self.config.hidden_size))
 
@@ -134,11 +148,13 @@ class EncoderLayer(nn.Module):
         return self.dropout(self.ffn_out(self.activation(self.ffn_in(x))))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
-                global_mask: torch.Tensor | None = None) -> torch.Tensor:
+                global_mask: torch.Tensor | None = None, positional_seed: int = 0) -> torch.Tensor:
         if self.pre_norm:
-            x = x + self.dropout(self.attention(self.attention_norm(x), mask, pattern, seed, global_mask))
+            x = x + self.dropout(self.attention(self.attention_norm(x), mask, pattern, seed, global_mask,
+                                                positional_seed))
             return x + self._ffn(self.ffn_norm(x))
-        x = self.attention_norm(x + self.dropout(self.attention(x, mask, pattern, seed, global_mask)))
+        x = self.attention_norm(x + self.dropout(self.attention(x, mask, pattern, seed, global_mask,
+                                                                positional_seed)))
         return self.ffn_norm(x + self._ffn(x))
 
 
@@ -195,10 +211,11 @@ class Encoder(nn.Module):
         for index, layer in enumerate(self.layers):
             pattern = self.pattern(index, global_positions)
             seed = layer_seed(self.config, index, step, self.training)
+            noise = spe_seed(self.config, index, step, self.training) if self.config.positional == "spe" else 0
             if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
-                x = checkpoint(layer, x, mask, pattern, seed, global_mask, use_reentrant=False)
+                x = checkpoint(layer, x, mask, pattern, seed, global_mask, noise, use_reentrant=False)
             else:
-                x = layer(x, mask, pattern, seed, global_mask)
+                x = layer(x, mask, pattern, seed, global_mask, noise)
         return x if self.final_norm is None else self.final_norm(x)
 
     def pool(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -235,6 +252,9 @@ def materialise(module: nn.Module, seed: int, std: float | None = None) -> None:
                 for param in (linear.weight, linear.bias):
                     if param is not None:
                         param.uniform_(-bound, bound, generator=generator)
+    for sub in module.modules():  # after every other draw: models without SPE initialise as before
+        if isinstance(sub, SelfAttention) and sub.spe is not None:
+            sub.spe.reset_parameters(generator)
     for sub in module.modules():
         if isinstance(sub, SelfAttention) and sub.has_global_projections:
             for local, global_ in ((sub.query, sub.global_query), (sub.key, sub.global_key),

@@ -1,0 +1,265 @@
+"""Stochastic Positional Encoding (SPE; Liutkus et al., ICML 2021) as a `positional` hook `(q, k) → (q̂, k̂)`.
+
+SPE draws R realizations of random positional codes Q̄, K̄ ([H, D, L, R] per head h and q/k dimension d)
+whose cross-covariance is a learnable relative-position kernel P_d(m − n), and projects
+
+    q̂[b, h, m, r] = Σ_d q[b, h, m, d] Q̄[h, d, m, r]        (k̂ likewise with K̄)
+
+so that E[q̂_m · k̂_n] = √(R/D) Σ_d q_{m,d} k_{n,d} P_d(m − n): relative-position logits in expectation, with
+any kernel downstream (softmax with a sparse pattern, Performer, ReLU linear). The core's default scale
+1/√(q̂ size) = 1/√R turns that into Σ_d q k P / √D, the usual softmax temperature.
+
+- `SineSPE`: K sinusoids per (h, d) with frequency ν = σ(f)/2, gain λ = softplus(g) and query-side phase θ;
+  Q̄(m, r) = (R·D)^(−1/4) Σ_k λ_k [cos(2πν_k m + θ_k) z_{2k,r} + sin(2πν_k m + θ_k) z_{2k+1,r}], K̄ with
+  phase 2πν_k n, z ~ N(0, 1/(2K)) shared by both ⇒ P_d(τ) = (1/2K) Σ_k λ_k² cos(2πν_k τ + θ_k).
+- `ConvSPE`: white noise w filtered by learnable query/key filters a, b of length P (FFT cross-correlation):
+  Q̄(m, r) = (R·D)^(−1/4) Σ_j a_j w(m + P + j, r) ⇒ P_d(τ) = Σ_j a_j b_{j+τ}, exactly 0 for |τ| ≥ P.
+- Gate (optional) per (h, d), γ = σ(g): Q̄ ← √(1−γ) Q̄ + √γ ε and K̄ likewise with one noise ε[h, d, r] ~
+  N(0, 1)·(D·R)^(−1/4) shared by all positions ⇒ kernel (1 − γ) P_d + γ (a position-free share).
+
+Randomness: the noise is drawn from the `seed` given to `bind` (in the encoder a pure function of (base seed,
+layer, step); layers can share it), on the CPU, never from the global RNG; codes have no batch dimension,
+so every example of a batch sees the same codes. Parameters start from `reset_parameters(generator)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from dnabird.errors import ParameterError
+
+SPE_KINDS = ("sine", "conv")
+NOISE_CHUNK = 128  # convSPE noise: positions per generator
+CODE_CHUNK = 1024  # positions whose codes are formed (and projected) at once
+
+
+def noise_generator(seed: int, tag: int) -> torch.Generator:
+    state = np.random.SeedSequence([int(seed) & (2**63 - 1), tag, 0x59E]).generate_state(1)[0]
+    return torch.Generator().manual_seed(int(state))
+
+
+class _SPE(nn.Module):
+    """Shared part of the SPE hooks: gate, projection and seed binding."""
+
+    def __init__(self, num_heads: int, head_size: int, realizations: int, gated: bool):
+        super().__init__()
+        for name, value in (("num_heads", num_heads), ("head_size", head_size), ("realizations", realizations)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ParameterError(f"spe.{name}" if name == "realizations" else name, value, "a positive integer")
+        self.num_heads, self.head_size, self.realizations = num_heads, head_size, realizations
+        self.gate = nn.Parameter(torch.zeros(num_heads, head_size)) if gated else None
+        self.chunk = CODE_CHUNK
+
+    @property
+    def code_scale(self) -> float:
+        return (self.realizations * self.head_size) ** -0.25
+
+    def codes(self, length: int, seed: int, device=None, start: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """Ungated codes (Q̄, K̄) of positions start … start + length − 1, each [H, D, length, R]; a position's
+        code does not depend on the window it is computed in."""
+        raise NotImplementedError
+
+    def gate_noise(self, seed: int, device=None) -> torch.Tensor:
+        """ε [H, D, R], N(0, 1)·(D·R)^(−1/4), shared by queries, keys, positions and the batch."""
+        noise = torch.randn(self.num_heads, self.head_size, self.realizations, generator=noise_generator(seed, 1),
+                            dtype=torch.float64)
+        return (noise * self.code_scale).to(device, next(self.parameters()).dtype)
+
+    def gated_codes(self, length: int, seed: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The codes with the gate applied (the ones `forward` projects onto), each [H, D, length, R]."""
+        q_bar, k_bar = self.codes(length, seed, device)
+        if self.gate is None:
+            return q_bar, k_bar
+        gamma = torch.sigmoid(self.gate)[:, :, None, None]
+        eps = self.gate_noise(seed, device)[:, :, None, :]
+        return (1 - gamma).sqrt() * q_bar + gamma.sqrt() * eps, (1 - gamma).sqrt() * k_bar + gamma.sqrt() * eps
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+        """q, k [B, H, L, D] → q̂, k̂ [B, H, L, R]."""
+        if q.shape != k.shape or q.dim() != 4 or q.shape[1] != self.num_heads or q.shape[3] != self.head_size:
+            raise ParameterError("SPE q, k shapes", (tuple(q.shape), tuple(k.shape)),
+                                 f"equal shapes [batch, {self.num_heads} heads, length, {self.head_size}]")
+        length = q.shape[2]
+        if self.gate is not None:
+            gamma = torch.sigmoid(self.gate).to(q.dtype)[None, :, None, :]  # [1, H, 1, D]
+            eps = self.gate_noise(seed, q.device).to(q.dtype)  # [H, D, R]
+            q_free, k_free = (q * gamma.sqrt()) @ eps, (k * gamma.sqrt()) @ eps  # the position-free share
+            q, k = q * (1 - gamma).sqrt(), k * (1 - gamma).sqrt()
+        chunks = ([], [])
+        for start in range(0, length, self.chunk):  # codes of a window of positions at a time: bounded memory
+            q_bar, k_bar = self.codes(min(self.chunk, length - start), seed, q.device, start)
+            window = slice(start, start + q_bar.shape[2])
+            chunks[0].append(_project(q[:, :, window], q_bar.to(q.dtype)))
+            chunks[1].append(_project(k[:, :, window], k_bar.to(k.dtype)))
+        q_pos, k_pos = torch.cat(chunks[0], 2), torch.cat(chunks[1], 2)
+        if self.gate is None:
+            return q_pos, k_pos
+        return q_pos + q_free, k_pos + k_free
+
+    def bind(self, seed: int):
+        """The hook `(q, k) → (q̂, k̂)` with this call's noise seed, for `attention(..., positional=...)`."""
+        return lambda q, k: self(q, k, seed=seed)
+
+
+def _project(x: torch.Tensor, bar: torch.Tensor) -> torch.Tensor:
+    """Σ_d x[b, h, m, d] bar[h, d, m, r] → [B, H, L, R], one matmul per (h, m) (never x ⊙ bar in full)."""
+    return torch.einsum("bhmd,hdmr->bhmr", x, bar)
+
+
+class SineSPE(_SPE):
+    """sineSPE with `num_sines` sinusoids per (head, dimension) and `realizations` R."""
+
+    def __init__(self, num_heads: int, head_size: int, *, num_sines: int = 10, realizations: int = 64,
+                 gated: bool = True):
+        super().__init__(num_heads, head_size, realizations, gated)
+        if not isinstance(num_sines, int) or isinstance(num_sines, bool) or num_sines < 1:
+            raise ParameterError("spe.num_sines", num_sines, "a positive integer")
+        self.num_sines = num_sines
+        shape = (num_heads, head_size, num_sines)
+        self.frequencies = nn.Parameter(torch.zeros(shape))  # f: ν = σ(f)/2 cycles per position
+        self.phases = nn.Parameter(torch.zeros(shape))  # θ, on the query side
+        self.gains = nn.Parameter(torch.zeros(shape))  # g: λ = softplus(g)
+
+    @torch.no_grad()
+    def reset_parameters(self, generator: torch.Generator) -> None:
+        """The reference initialisation: f ~ N(0,1) − 4 (periods ~9–550 positions), θ ~ N(0,1), g ~ N(0,1)
+        rescaled by 2/√‖g‖ over the sines, gate logits ~ N(0,1)."""
+        shape = self.frequencies.shape
+        self.frequencies.copy_(torch.randn(shape, generator=generator) - 4)
+        self.phases.copy_(torch.randn(shape, generator=generator))
+        gains = torch.randn(shape, generator=generator)
+        self.gains.copy_(gains * 2 / gains.norm(dim=-1, keepdim=True).sqrt())
+        if self.gate is not None:
+            self.gate.copy_(torch.randn(self.gate.shape, generator=generator))
+
+    def kernel(self, lags: torch.Tensor) -> torch.Tensor:
+        """The analytic kernel P_d(τ) [H, D, len(lags)] before gating and without the √(R/D) factor."""
+        nu = torch.sigmoid(self.frequencies) / 2
+        gain = F.softplus(self.gains)
+        angle = 2 * math.pi * nu[..., None] * lags.to(nu.dtype) + self.phases[..., None]  # [H, D, K, T]
+        return (gain[..., None] ** 2 * torch.cos(angle)).sum(2) / (2 * self.num_sines)
+
+    def codes(self, length, seed, device=None, start=0):
+        z = torch.randn(self.num_heads, self.head_size, 2 * self.num_sines, self.realizations,
+                        generator=noise_generator(seed, 0), dtype=torch.float64) / math.sqrt(2 * self.num_sines)
+        z = z.to(device, self.frequencies.dtype)
+        positions = torch.arange(start, start + length, device=device, dtype=self.frequencies.dtype)
+        nu = torch.sigmoid(self.frequencies) / 2
+        gain = F.softplus(self.gains) * self.code_scale  # [H, D, K]
+        angle_k = 2 * math.pi * nu[:, :, None, :] * positions[:, None]  # [H, D, L, K]
+        angle_q = angle_k + self.phases[:, :, None, :]
+        out = []
+        for angle in (angle_q, angle_k):
+            waves = torch.stack([angle.cos(), angle.sin()], -1) * gain[:, :, None, :, None]  # [H, D, L, K, 2]
+            out.append(waves.flatten(-2) @ z)  # [H, D, L, R]
+        return out[0], out[1]
+
+
+class ConvSPE(_SPE):
+    """convSPE: white noise filtered by learnable query/key filters of `kernel_size` P taps (FFT)."""
+
+    def __init__(self, num_heads: int, head_size: int, *, kernel_size: int = 128, realizations: int = 64,
+                 gated: bool = True):
+        super().__init__(num_heads, head_size, realizations, gated)
+        if not isinstance(kernel_size, int) or isinstance(kernel_size, bool) or kernel_size < 1:
+            raise ParameterError("spe.kernel_size", kernel_size, "a positive integer")
+        self.kernel_size = kernel_size
+        self.query_filter = nn.Parameter(torch.zeros(num_heads, head_size, kernel_size))  # a
+        self.key_filter = nn.Parameter(torch.zeros(num_heads, head_size, kernel_size))  # b
+
+    @torch.no_grad()
+    def reset_parameters(self, generator: torch.Generator) -> None:
+        """The reference initialisation: taps U(0, 1)/√(P/2) (a positive bump ~2P wide), gate logits N(0,1)."""
+        bound = 1 / math.sqrt(self.kernel_size / 2)
+        for taps in (self.query_filter, self.key_filter):
+            taps.copy_(torch.rand(taps.shape, generator=generator) * bound)
+        if self.gate is not None:
+            self.gate.copy_(torch.randn(self.gate.shape, generator=generator))
+
+    def kernel(self, lags: torch.Tensor) -> torch.Tensor:
+        """The analytic kernel Σ_j a_j b_{j+τ} [H, D, len(lags)] (no √(R/D) factor, before gating)."""
+        size = self.kernel_size
+        out = []
+        for lag in lags.tolist():
+            if abs(lag) >= size:
+                out.append(self.query_filter.new_zeros(self.query_filter.shape[:2]))
+            elif lag >= 0:
+                out.append((self.query_filter[..., :size - lag] * self.key_filter[..., lag:]).sum(-1))
+            else:
+                out.append((self.query_filter[..., -lag:] * self.key_filter[..., :size + lag]).sum(-1))
+        return torch.stack(out, -1)
+
+    def noise(self, seed: int, begin: int, end: int, device=None) -> torch.Tensor:
+        """White noise [H, D, R, end − begin] at noise indices begin … end − 1, drawn in blocks of NOISE_CHUNK
+        indices, each from its own generator (so any window of it is the same numbers)."""
+        first, last = begin // NOISE_CHUNK, (end - 1) // NOISE_CHUNK
+        blocks = [torch.randn(self.num_heads, self.head_size, self.realizations, NOISE_CHUNK,
+                              generator=noise_generator(seed, 16 + i))
+                  for i in range(first, last + 1)]
+        offset = first * NOISE_CHUNK
+        return torch.cat(blocks, -1)[..., begin - offset:end - offset].to(device, self.query_filter.dtype)
+
+    def codes(self, length, seed, device=None, start=0):
+        size = self.kernel_size
+        total = length + 2 * size
+        noise = self.noise(seed, start, start + total, device)  # code m reads noise m + P … m + 2P − 1
+        spectrum = torch.fft.rfft(noise, n=total)
+        out = []
+        for taps in (self.query_filter, self.key_filter):
+            # cross-correlation: c[s] = Σ_j taps_j w[s + j]; no wrap-around for s + j < total
+            filtered = torch.fft.irfft(spectrum * torch.fft.rfft(taps, n=total).conj()[:, :, None], n=total)
+            out.append(filtered[..., size:size + length].transpose(-1, -2) * self.code_scale)  # [H, D, L, R]
+        return out[0], out[1]
+
+
+@dataclass(frozen=True)
+class SPESpec:
+    """The encoder's `spe` settings (used with `positional: spe`).
+
+    kind: "sine" or "conv". realizations: R, the size of q̂/k̂ per head. num_sines: K (sine).
+    kernel_size: P, filter taps (conv). gated: add the learnable position-free share γ.
+    share_noise: True draws one noise per step for all layers (the reference's shared codes), False one per
+        layer; each layer keeps its own parameters either way.
+    """
+
+    kind: str = "sine"
+    realizations: int = 64
+    num_sines: int = 10
+    kernel_size: int = 128
+    gated: bool = True
+    share_noise: bool = False
+
+    def __post_init__(self):
+        if self.kind not in SPE_KINDS:
+            raise ParameterError("spe.kind", self.kind, f"one of {SPE_KINDS}")
+        for name in ("gated", "share_noise"):
+            if not isinstance(getattr(self, name), bool):
+                raise ParameterError(f"spe.{name}", getattr(self, name), "true or false")
+        for name in ("realizations", "num_sines", "kernel_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ParameterError(f"spe.{name}", value, "a positive integer")
+
+    @classmethod
+    def from_dict(cls, spec: dict) -> SPESpec:
+        if not isinstance(spec, dict):
+            raise ParameterError("spe", spec, "a mapping of SPE settings")
+        known = [f.name for f in dataclasses.fields(cls)]
+        for key in spec:
+            if key not in known:
+                raise ParameterError(f"spe.{key}", spec[key], f"no such key: spe takes {', '.join(known)}")
+        return cls(**spec)
+
+    def build(self, num_heads: int, head_size: int) -> _SPE:
+        if self.kind == "sine":
+            return SineSPE(num_heads, head_size, num_sines=self.num_sines, realizations=self.realizations,
+                           gated=self.gated)
+        return ConvSPE(num_heads, head_size, kernel_size=self.kernel_size, realizations=self.realizations,
+                       gated=self.gated)
