@@ -28,7 +28,7 @@ class ListOpsStageConfig:
     """base: `ListOpsConfig` keys shared by every model; models: name -> the keys it changes; seed."""
 
     base: dict = field(default_factory=dict)
-    models: dict = field(default_factory=dict)
+    models: dict = field(default_factory=lambda: {"model": {}})
     seed: int = 0
 
     def __post_init__(self):
