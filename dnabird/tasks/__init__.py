@@ -11,7 +11,7 @@ from types import ModuleType
 
 from dnabird.errors import ParameterError
 
-TASKS = {"promoter": "dnabird.tasks.promoter"}
+TASKS = {"promoter": "dnabird.tasks.promoter", "text_classification": "dnabird.text.classify"}
 
 
 def task_module(name: str) -> ModuleType:

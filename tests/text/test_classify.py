@@ -1,13 +1,19 @@
-"""Classification inputs, labels and metrics against hand-made cases."""
+"""Classification inputs, labels, baseline features and the task's data for the fine-tuning recipe,
+against hand-made cases."""
 
 import numpy as np
 import pytest
 
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
+from dnabird.model.config import build_encoder_config
 from dnabird.text.classify import (
-    classification_metrics,
+    LabelledData,
+    TextClassifyConfig,
+    bag_of_words,
+    build,
     encode_documents,
+    encoder_overrides,
     label_spec,
     label_targets,
 )
@@ -50,11 +56,44 @@ def test_label_sets_become_binary_or_multiclass_specs():
         label_spec(["a", "b"], max_length=64, positive="c", tokenizer_hash="0" * 64)
 
 
-def test_metrics_by_hand():
-    targets, predicted = np.array([1, 1, 0, 0, 1]), np.array([1, 0, 0, 1, 1])
-    binary = classification_metrics(targets, predicted, "binary")
-    assert binary["accuracy"] == pytest.approx(3 / 5) and binary["f1"] == pytest.approx(2 * 2 / (2 * 2 + 1 + 1))
-    multi = classification_metrics(np.array([0, 1, 2, 2]), np.array([0, 2, 2, 2]), "multiclass")
-    # per class F1: 1, 0, 2·2/(2·2 + 1) = 0.8 → macro 0.6
-    assert multi["f1"] == pytest.approx(0.6) and multi["accuracy"] == pytest.approx(0.75)
+def test_bag_of_words_counts_the_whole_document(tokenizer):
+    word = {w: tokenizer.encode(w)[0] for w in WORDS}
+    features = bag_of_words(tokenizer, ["two two five", "ten"], buckets=10_000)
+    assert features.shape == (2, tokenizer.vocab_size)
+    expected = np.zeros((2, tokenizer.vocab_size), np.float32)
+    expected[0, word["two"]], expected[0, word["five"]], expected[1, word["ten"]] = np.log(3), np.log(2), np.log(2)
+    np.testing.assert_allclose(features, expected, rtol=1e-6)
+    folded = bag_of_words(tokenizer, ["two two five"], buckets=4)  # ids folded modulo 4
+    assert folded.shape == (1, 4) and folded[0, word["two"] % 4] >= np.log(3) - 1e-6
 
+
+def test_longformer_gets_global_attention_at_cls_and_bigbird_needs_none():
+    longformer = build_encoder_config("tiny", {"attention": {"type": "longformer", "window": 32, "block_size": 16,
+                                                             "global_positions": [5]}})
+    assert encoder_overrides(longformer)["attention"]["global_positions"] == [0, 5]
+    assert encoder_overrides(longformer)["attention"]["window"] == 32
+    bigbird = build_encoder_config("tiny", {"attention": {"type": "bigbird_itc", "block_size": 16}})
+    assert encoder_overrides(bigbird) == {}
+
+
+def test_task_data_for_the_recipe(tokenizer, tmp_path):
+    rows = {"train": [("one two three", "pos"), ("four five", "neg"), ("six", "pos")],
+            "validation": [("seven", "neg")], "test": [("one two three four five six seven eight", "neg")]}
+    paths = {}
+    for split, items in rows.items():
+        paths[split] = tmp_path / f"{split}.tsv"
+        paths[split].write_text("text\tlabel\n" + "".join(f"{t}\t{label}\n" for t, label in items))
+    config = TextClassifyConfig(tokenizer=str(tokenizer.path), data=LabelledData(
+        **{k: str(v) for k, v in paths.items()}, max_length=8, keep="tail"))
+    data = build(config, tokenizer, block_size=4, out_dir=tmp_path)
+    assert data.spec.problem == "binary" and data.spec.labels == ("pos",) and data.spec.eval_length == 8
+    assert data.train.labels.tolist() == [1, 0, 1] and data.test.labels.tolist() == [0]
+    word = {w: tokenizer.encode(w)[0] for w in WORDS}
+    assert data.test.example(0, 0)["input_ids"].tolist() == [tokenizer.cls_id, *(word[w] for w in WORDS[2:8]),
+                                                             tokenizer.sep_id]
+    assert sorted(data.train[i]["labels"] for i in range(3)) == [0, 1, 1] and data.train.shuffle
+    assert not data.validation.shuffle and data.summary["splits"]["test"]["filling_the_input"] == 1
+    train_bow, test_bow = data.baseline_features["bag of words (whole document)"]
+    assert train_bow.shape[0] == 3 and test_bow[0, word["one"]] == pytest.approx(np.log(2))  # before truncation
+    with pytest.raises(ParameterError, match="block size 16"):
+        build(config, tokenizer, block_size=16, out_dir=tmp_path)
