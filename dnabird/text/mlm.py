@@ -27,10 +27,10 @@ from dnabird.data.pretraining import mask_tokens
 from dnabird.data.text import read_documents
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
+from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.progress import progress_bar
-from dnabird.text.training import EpochShuffled
 from dnabird.train import TrainConfig
 
 
@@ -53,7 +53,7 @@ def pack_documents(tokenizer: TextTokenizer, documents, *, batch: int = 256) -> 
     return np.concatenate(parts)
 
 
-class PackedTextExamples(EpochShuffled):
+class PackedTextExamples(EpochExamples):
     """Masked examples of `max_length` tokens cut from a token stream (see the module docstring); the
     tokenizer's special ids are never masked nor drawn as replacements."""
 
@@ -63,7 +63,7 @@ class PackedTextExamples(EpochShuffled):
             raise ParameterError("max_length", max_length, "an integer >= 8")
         if not 0.0 < mask_rate < 1.0:
             raise ParameterError("mask_rate", mask_rate, "a fraction in (0, 1)")
-        super().__init__(seed=seed, shuffle=shuffle)
+        super().__init__(np.empty(0, np.int64), seed=seed, shuffle=shuffle)  # no class labels: targets are drawn
         self.stream, self.max_length, self.mask_rate = stream, max_length, mask_rate
         self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
         self.mask_id, self.vocab_size = tokenizer.mask_id, tokenizer.vocab_size
