@@ -56,8 +56,10 @@ def finish(ctx: distributed.Context) -> None:
 
 
 def resumable(train_config: TrainConfig) -> bool:
-    """Whether `out_dir` holds a checkpoint to resume from (a pipeline stage resumes when it does)."""
-    return any((Path(train_config.out_dir) / "checkpoints").glob("step_*"))
+    """Whether `out_dir` holds a checkpoint to resume from, its own or a training phase's (`phase_<k>/`, staged
+    MLM); a pipeline stage resumes when it does."""
+    out_dir = Path(train_config.out_dir)
+    return any(out_dir.glob("checkpoints/step_*")) or any(out_dir.glob("phase_*/checkpoints/step_*"))
 
 
 def with_out_dir(config, out_dir: Path):
