@@ -81,11 +81,14 @@ def test_classification_and_qa_stages(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_text_longdoc_at_256_tokens_sparse_models_beat_the_truncated_one(tmp_path):
-    """The CI version of the manual 1024-token run: the same pipeline at 256 tokens, the same ordering."""
+    """The CI version of the manual 1024-token run: the same pipeline at 256 tokens, the same acceptance:
+    both sparse models reach 0.9 and beat the model that keeps the last 128 tokens (at chance) by 0.2."""
     overrides = [f"out_dir={tmp_path}", "text_data.long_range.length=256", "text_classify.base.data.max_length=256"]
     run_pipeline(load_pipeline(REPO / "pipelines" / "text_longdoc.yaml", overrides))
     results = json.loads((tmp_path / "text_classify" / "results.json").read_text())
-    accuracy = {name: r["report"]["test"]["rows"]["fine-tuned model"]["accuracy"] for name, r in results.items()}
-    assert accuracy["truncated_full"] < 0.65  # the last 128 tokens: the query only
+    rows = {name: r["report"]["test"]["rows"] for name, r in results.items()}
+    accuracy = {name: row["fine-tuned model"]["accuracy"] for name, row in rows.items()}
+    assert accuracy["truncated_full"] < 0.6, accuracy  # the last 128 tokens: the query only
+    assert rows["bigbird_itc"]["bag of words (whole document) baseline"]["accuracy"] < 0.6  # no shortcut
     for sparse in ("bigbird_itc", "longformer"):
-        assert accuracy[sparse] >= accuracy["truncated_full"] + 0.2, accuracy
+        assert accuracy[sparse] >= 0.9 and accuracy[sparse] >= accuracy["truncated_full"] + 0.2, accuracy
