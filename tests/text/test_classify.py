@@ -100,7 +100,8 @@ def test_task_data_for_the_recipe(tokenizer, tmp_path):
 
 
 def test_fine_tunes_a_pretrained_text_checkpoint_with_global_cls(tokenizer, tmp_path):
-    """The recipe reads the checkpoint's text tokenizer and gives its Longformer pattern a global [CLS]."""
+    """The recipe reads the checkpoint's text tokenizer and gives its Longformer pattern a global [CLS]
+    (here with three labels: a multi-class head scored by accuracy and macro F1)."""
     import json
 
     from dnabird.model import PretrainingModel
@@ -115,7 +116,7 @@ def test_fine_tunes_a_pretrained_text_checkpoint_with_global_cls(tokenizer, tmp_
     paths = {}
     for split in ("train", "validation", "test"):
         paths[split] = tmp_path / f"{split}.jsonl"
-        paths[split].write_text("".join(json.dumps({"text": " ".join(WORDS[i:i + 3]), "label": "ab"[i % 2]}) + "\n"
+        paths[split].write_text("".join(json.dumps({"text": " ".join(WORDS[i:i + 3]), "label": "abc"[i % 3]}) + "\n"
                                         for i in range(6)))
     config = TextClassifyConfig(pretrained=str(tmp_path / "mlm"), bootstrap_resamples=5,
                                 data=LabelledData(**{k: str(v) for k, v in paths.items()}, max_length=8),
@@ -123,6 +124,8 @@ def test_fine_tunes_a_pretrained_text_checkpoint_with_global_cls(tokenizer, tmp_
                                                   micro_batch_size=2, warmup_steps=0, progress=False))
     report = classify(config)
     assert report["task"]["task"] == "text_classification" and report["selection"]["step"] == 1
+    assert report["task"]["problem"] == "multiclass" and report["task"]["labels"] == ["a", "b", "c"]
+    assert set(report["test"]["rows"]["fine-tuned model"]) >= {"accuracy", "macro_f1"}
     saved = json.loads((tmp_path / "run" / "model" / "config.json").read_text())
     assert saved["attention"]["global_positions"] == [0] and saved["attention"]["window"] == 8
     # the encoder starts from the checkpoint: one step at lr 1e-4 moves a weight by about 1e-4, while a fresh
