@@ -7,10 +7,14 @@
   times); filler text sprinkled with bare value words (distractors) lies between and around them. (Repeating
   the statements changes no label; it makes the evidence a larger share of what [CLS] first reads, so small
   models learn the task in minutes.) The label is the class of the queried key's value ("warm" for
-  red, amber, coral, orange; "cool" for blue, green, violet, teal), balanced. The last 128 tokens never hold
-  a key, so a model that keeps only them is at chance; a bag of words of the whole document reaches about
-  75 % (the label is the class of a stored value; which one needs the query). `solve_long_range` reads the
-  label back from the text alone (the independent check of the generator).
+  red, amber, coral, orange; "cool" for blue, green, violet, teal), balanced. The two stored values always
+  fall in different classes (which key holds the warm one is drawn at random), so every document needs the
+  lookup: the last 128 tokens never hold a key, so a model that keeps only them is at chance, and a bag of
+  words of the whole document is at chance too (it sees one warm and one cool stored value, never which
+  key the query names). (When both values could share a class, half the documents were labelled by their
+  stored values alone: models trained from scratch learnt that shortcut first, a bag-of-words-level 75 %,
+  and stayed in it.) `solve_long_range` reads the label back from the text alone (the independent check
+  of the generator).
 - `markov_words`: word streams with learnable structure (each pseudo-word has a few likely successors);
   `write_text8` (a–z and space, one line, text8's format), `write_documents` (plain-text documents separated
   by blank lines) and `write_squad` (SQuAD v1.1-format JSON: facts stated in filler text, questions about them).
@@ -73,7 +77,8 @@ def long_range_example(length: int, rng: np.random.Generator, filler: list[str],
     is_value = rng.random(words) < distractor_rate
     text = np.where(is_value, np.asarray(VALUES)[rng.integers(len(VALUES), size=words)],
                     np.asarray(filler)[rng.integers(len(filler), size=words)]).tolist()
-    stored = {key: str(VALUES[rng.integers(len(VALUES))]) for key in KEYS}
+    warm_key = str(KEYS[rng.integers(len(KEYS))])  # one stored value is warm, the other cool
+    stored = {key: str((WARM if key == warm_key else COOL)[rng.integers(len(WARM))]) for key in KEYS}
     places = rng.choice(EDGE - 1, size=key_copies * len(KEYS), replace=False)  # token index word + 1 < EDGE
     for at, key in zip(places, np.repeat(KEYS, key_copies), strict=True):
         text[at] = f"{KEY_CUE}-{key}-{stored[key]}"

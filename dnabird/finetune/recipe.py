@@ -61,25 +61,26 @@ def load_config(task: str, path: str | os.PathLike, overrides: list[str] = ()) -
     return build_config(task_module(task).CONFIG, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
 
 
-def checkpoint_tokenizer(directory: str | os.PathLike) -> Tokenizer:
-    """The tokenizer `.model` saved in a checkpoint directory."""
+def checkpoint_tokenizer(directory: str | os.PathLike, tokenizer_class=Tokenizer):
+    """The tokenizer `.model` saved in a checkpoint directory (read with `tokenizer_class`: the DNA
+    `Tokenizer`, or a task's own, e.g. `TextTokenizer`)."""
     models = sorted(Path(directory).glob("*.model"))
     if len(models) != 1:
         raise CheckpointError(f"{directory}: expected one tokenizer .model file, found {len(models)}")
-    return Tokenizer.load(models[0])
+    return tokenizer_class.load(models[0])
 
 
-def resolve_tokenizer(config: FinetuneConfig) -> Tokenizer:
+def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=Tokenizer):
     """The data's tokenizer; with a pretrained checkpoint it must be the one the checkpoint was trained with."""
     if config.pretrained is None:
         raise ParameterError("pretrained", None, f"a checkpoint directory, or {FROM_SCRATCH!r} to train from scratch")
     if config.pretrained == FROM_SCRATCH:
         if config.tokenizer is None:
             raise ParameterError("tokenizer", None, "a tokenizer .model path when training from scratch")
-        return Tokenizer.load(config.tokenizer)
-    pretrained = checkpoint_tokenizer(config.pretrained)
+        return tokenizer_class.load(config.tokenizer)
+    pretrained = checkpoint_tokenizer(config.pretrained, tokenizer_class)
     if config.tokenizer is not None:
-        given = Tokenizer.load(config.tokenizer)
+        given = tokenizer_class.load(config.tokenizer)
         if given.hash != pretrained.hash:
             raise CheckpointError(f"{config.pretrained} was pretrained with tokenizer {pretrained.path} "
                                   f"(sha256 {pretrained.hash}), but the data is encoded with {given.path} "
@@ -92,28 +93,35 @@ def _dropout_overrides(config: FinetuneConfig) -> dict:
     return {name: getattr(config, name) for name in names if getattr(config, name) is not None}
 
 
-def encoder_config(config: FinetuneConfig, tokenizer: Tokenizer | None = None):
+def encoder_config(config: FinetuneConfig, tokenizer: Tokenizer | None = None, task_overrides=None):
     """The `EncoderConfig` fine-tuned: the checkpoint's, or from scratch the preset with `model_overrides`
-    (and the tokenizer's vocabulary size), with the dropout overrides on top."""
+    (and the tokenizer's vocabulary size), with the dropout overrides on top, then the fields the task
+    changes (`task_overrides(config) -> dict`, a task module's `encoder_overrides`, e.g. global attention
+    at [CLS] for a Longformer pattern)."""
     from dnabird.model.config import EncoderConfig, build_encoder_config
 
     dropouts = _dropout_overrides(config)
     if config.pretrained == FROM_SCRATCH:
         fixed = {} if tokenizer is None else {"vocab_size": tokenizer.vocab_size}
-        return build_encoder_config(config.model, config.model_overrides, **fixed, **dropouts)
-    return EncoderConfig.from_dict({**read_config(config.pretrained).to_dict(), **dropouts},
-                                   source=f"{config.pretrained} with the fine-tuning dropout")
+        model = build_encoder_config(config.model, config.model_overrides, **fixed, **dropouts)
+    else:
+        model = EncoderConfig.from_dict({**read_config(config.pretrained).to_dict(), **dropouts},
+                                        source=f"{config.pretrained} with the fine-tuning dropout")
+    changes = task_overrides(model) if task_overrides is not None else {}
+    return EncoderConfig.from_dict({**model.to_dict(), **changes}, source=f"{config.model} with the task's settings") \
+        if changes else model
 
 
 def build_model(config: FinetuneConfig, task: TaskData, model_config) -> torch.nn.Module:
-    """A `SequenceClassifier` for the task: the pretrained encoder with a fresh head, or all fresh."""
+    """A `SequenceClassifier` for the task: the pretrained encoder with a fresh head, or all fresh
+    (`model_config`, from `encoder_config`, is the config either way)."""
     from dnabird.model.heads import SequenceClassifier
 
     if config.pretrained == FROM_SCRATCH:
         model = SequenceClassifier(model_config, task.spec.num_outputs, problem=task.spec.problem, seed=config.seed)
     else:
         model, _ = load_encoder_for_finetuning(config.pretrained, task.spec, seed=config.seed,
-                                               overrides=_dropout_overrides(config))
+                                               overrides=model_config.to_dict())
     if config.freeze_encoder:
         model.encoder.requires_grad_(False)
     return model
@@ -139,9 +147,10 @@ def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict
     """Fine-tune on task `task`, keep the best validation model, report it on test. Returns the report
     (empty on ranks other than 0)."""
     out_dir = Path(config.train.out_dir)
-    tokenizer = resolve_tokenizer(config)
-    model_config = encoder_config(config, tokenizer)
-    data = task_module(task).build(config, tokenizer, block_size=model_config.length_multiple, out_dir=out_dir)
+    module = task_module(task)
+    tokenizer = resolve_tokenizer(config, getattr(module, "TOKENIZER", Tokenizer))
+    model_config = encoder_config(config, tokenizer, getattr(module, "encoder_overrides", None))
+    data = module.build(config, tokenizer, block_size=model_config.length_multiple, out_dir=out_dir)
     if data.spec.eval_length + model_config.position_offset > model_config.max_positions:
         raise ParameterError("eval_length", data.spec.eval_length,
                              f"at most the model's max_positions={model_config.max_positions} tokens")

@@ -1,11 +1,12 @@
 """Stage `text_classify`: one or more classifiers on the same labelled splits, and one results table.
 
 Each entry of `models` names a run and the settings it changes from `base` (any `TextClassifyConfig` key:
-e.g. `max_length`, `keep`, `model_overrides`); `base` holds what they share. Null paths come from the
-`text_data` stage (its long-range task) and the `text_tokenizer` stage. Each run trains into
-`<stage>/<name>/`; `results.json` and `results.txt` (a Markdown table) hold the results: per model its
-accuracy and F1 on the validation and test splits and its training time, then the majority-class and
-bag-of-words baselines.
+e.g. `data.max_length`, `data.keep`, `model_overrides`); `base` holds what they share. Every run goes through
+the fine-tuning recipe (`dnabird.finetune`, task `text_classification`) into `<stage>/<name>/` and resumes
+from its checkpoints when interrupted. Null paths come from the `text_data` stage (its long-range task) and
+the `text_tokenizer` stage. `results.json` and `results.txt` (a Markdown table) hold the results: per model
+its validation accuracy at the selected step and its test accuracy (95 % bootstrap interval) and F1, its
+wall time, then the baselines of the first model's report and the majority class.
 """
 
 from __future__ import annotations
@@ -18,18 +19,20 @@ from pathlib import Path
 
 from dnabird.config import build_config
 from dnabird.errors import ConfigError
+from dnabird.finetune.report import MODEL_ROW
 from dnabird.io import write_json_atomic, write_text_atomic
 from dnabird.model.config import merge_settings
 from dnabird.pipeline import RunContext, Stage
-from dnabird.text.classify import TextClassifyConfig, classify
-from dnabird.text.training import resumable, with_out_dir
+from dnabird.stages.finetune import merge
+from dnabird.text.classify import SPLITS, TASK, TextClassifyConfig
 
 
 @dataclass
 class TextClassifyStageConfig:
     """base: `TextClassifyConfig` keys shared by every model; models: name -> the keys that model changes
-    (`model_overrides` and `train` merge key by key into the base's; by default one model, `model`, with
-    the base's settings); seed: every model's seed."""
+    (mappings such as `data` and `train` merge key by key into the base's, `model_overrides` as encoder
+    settings merge, `dnabird.model.config.merge_settings`; by default
+    one model, `model`, with the base's settings); seed: every model's seed."""
 
     base: dict = field(default_factory=dict)
     models: dict = field(default_factory=lambda: {"model": {}})
@@ -44,16 +47,16 @@ class TextClassifyStageConfig:
         """Each model's full `TextClassifyConfig` (paths from earlier stages when `context` is given)."""
         out = {}
         for name, changes in self.models.items():
-            if not isinstance(changes, dict):
+            if changes is not None and not isinstance(changes, dict):
                 raise ConfigError(f"text_classify: models.{name}: expected a mapping of settings, got {changes!r}")
-            merged = {**self.base, **changes, "seed": self.seed}
+            merged = merge(self.base, changes or {})
             merged["model_overrides"] = merge_settings(self.base.get("model_overrides") or {},
-                                                       changes.get("model_overrides") or {},
+                                                       (changes or {}).get("model_overrides") or {},
                                                        f"text_classify: models.{name}.model_overrides")
-            merged["train"] = {**(self.base.get("train") or {}), **(changes.get("train") or {})}
+            merged["seed"] = self.seed
             if context is not None:
                 data = dict(merged.get("data") or {})
-                for split in ("train", "validation", "test"):
+                for split in SPLITS:
                     data[split] = data.get(split) or str(context.output("text_data", f"long_range_{split}"))
                 merged["data"] = data
                 merged["tokenizer"] = merged.get("tokenizer") or str(context.output("text_tokenizer", "model"))
@@ -64,38 +67,60 @@ class TextClassifyStageConfig:
 def inputs(config: TextClassifyStageConfig, context: RunContext) -> list[Path]:
     paths = set()
     for model in config.configs(context).values():
-        paths |= {model.data.train, model.data.validation, model.data.test, model.tokenizer}
+        paths |= {*(getattr(model.data, split) for split in SPLITS), model.tokenizer}
+        if model.pretrained not in (None, "none"):
+            paths.add(model.pretrained)
     return sorted(Path(p) for p in paths if p is not None)
 
 
+def _accuracy(row: dict) -> str:
+    ci = row.get("ci95", {}).get("accuracy")
+    return f"{row['accuracy']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def _f1(row: dict):
+    return row.get("f1", row.get("macro_f1"))
+
+
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, TextClassifyConfig]) -> str:
-    """A Markdown table: each model, then the baselines (from the first model's report)."""
-    lines = ["| model | attention | tokens | keeps | validation accuracy | test accuracy | test F1 | train time (s) |",
-             "|---|---|---|---|---|---|---|---|"]
+    """A Markdown table: each model's selected validation accuracy and its test scores, then the baselines
+    (from the first model's report) and the majority class."""
+    lines = ["| model | attention | tokens | keeps | selected step | validation accuracy | test accuracy (95 % CI) "
+             "| test F1 | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for name, report in reports.items():
-        attention = settings[name].model_overrides.get("attention", {}).get("type", settings[name].model)
-        lines.append(f"| {name} | {attention} | {report['max_length']} | {report['keep']} | "
-                     f"{report['validation']['model']['accuracy']:.3f} | {report['test']['model']['accuracy']:.3f} | "
-                     f"{report['test']['model']['f1']:.3f} | {seconds[name]:.0f} |")
-    first = next(iter(reports.values()))
-    for baseline in ("majority_class", "bag_of_words"):
-        lines.append(f"| {baseline} (whole document) | — | — | — | {first['validation'][baseline]['accuracy']:.3f} | "
-                     f"{first['test'][baseline]['accuracy']:.3f} | {first['test'][baseline]['f1']:.3f} | — |")
+        config = settings[name]
+        attention = config.model_overrides.get("attention", {}).get("type", config.model)
+        row = report["test"]["rows"][MODEL_ROW]
+        validation = report["selection"]["validation"].get("accuracy")
+        lines.append(f"| {name} | {attention} | {config.data.max_length} | {config.data.keep} | "
+                     f"{report['selection']['step']} | {'n/a' if validation is None else f'{validation:.3f}'} | "
+                     f"{_accuracy(row)} | {_f1(row):.3f} | {seconds[name]:.0f} |")
+    first_name, first = next(iter(reports.items()))
+    for scorer, row in first["test"]["rows"].items():
+        if scorer != MODEL_ROW:
+            inputs = "" if "whole document" in scorer else f" (inputs of {first_name})"
+            lines.append(f"| {scorer}{inputs} | — | — | — | — | — | {_accuracy(row)} | {_f1(row):.3f} | — |")
+    counts = first["data"]["splits"]["test"]["labels"]
+    majority = max(counts.values()) / sum(counts.values())
+    lines.append(f"| majority class | — | — | — | — | — | {majority:.3f} | — | — |")
     return "\n".join(lines)
 
 
 def run(config: TextClassifyStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+    from dnabird.stages import finetune
+
     settings = config.configs(context)
     reports, seconds = {}, {}
     for name, model in settings.items():
-        model = with_out_dir(model, stage_dir / name)
-        record = stage_dir / name / "report.json"
+        out_dir = stage_dir / name
+        model = dataclasses.replace(model, train=dataclasses.replace(model.train, out_dir=str(out_dir)))
+        record = out_dir / "report.json"
         started = time.perf_counter()
-        if record.is_file() and (stage_dir / name / "model").is_dir():  # finished before an interruption
+        if record.is_file() and (out_dir / "model").is_dir():  # finished before an interruption
             reports[name] = json.loads(record.read_text())
         else:
-            reports[name] = classify(model, resume=resumable(model.train))
-        seconds[name] = reports[name].setdefault("train_seconds", round(time.perf_counter() - started, 1))
+            reports[name] = finetune.run(TASK, model, out_dir)
+        seconds[name] = reports[name].setdefault("wall_seconds", round(time.perf_counter() - started, 1))
         write_json_atomic(record, reports[name])
     table = results_table(reports, seconds, settings)
     write_json_atomic(stage_dir / "results.json", {name: {**dataclasses.asdict(settings[name]), "report": report}

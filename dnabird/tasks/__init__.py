@@ -11,7 +11,8 @@ from types import ModuleType
 
 from dnabird.errors import ParameterError
 
-TASKS = {"promoter": "dnabird.tasks.promoter", "chromatin": "dnabird.tasks.chromatin"}
+TASKS = {"promoter": "dnabird.tasks.promoter", "chromatin": "dnabird.tasks.chromatin",
+         "text_classification": "dnabird.text.classify"}
 
 
 def task_module(name: str) -> ModuleType:

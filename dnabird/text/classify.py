@@ -1,46 +1,55 @@
-"""Long-document classification: labelled texts (JSONL/TSV) → a [CLS] classifier → accuracy and F1.
+"""Long-document classification, a task of the one fine-tuning recipe (`dnabird.finetune`): labelled texts
+(JSONL/TSV) → a [CLS] classifier → accuracy and F1 on the test split, with bootstrap intervals, beside
+the recipe's baselines.
 
-Each document is `[CLS] tokens [SEP]` at a fixed `max_length`, keeping its first tokens (`keep: head`) or
-its last (`keep: tail`, the truncated baseline of the long-range task). The head reads the pooled [CLS]
-vector; [CLS] attends globally: with BigBird ITC it sits in the first (global) block, and a Longformer
-pattern gets global attention at position 0 added to its settings.
+Each document is `[CLS] tokens [SEP]` at a fixed `data.max_length`, keeping its first tokens
+(`keep: head`) or its last (`keep: tail`, the truncated baseline of the long-range task). The head reads
+the pooled [CLS] vector; [CLS] attends globally: with BigBird ITC it sits in the first (global) block, and
+a Longformer pattern gets global attention at position 0 added to its settings (`encoder_overrides`, for
+a fresh model and a pretrained checkpoint alike).
 
-Training runs through the one training loop (`dnabird.text.training.train_and_save`), the stand-in for the
-fine-tuning recipe until `dnabird.finetune` lands: a fixed number of steps, then the saved model is scored on
-the validation and test splits beside two cheap baselines — the majority class, and a logistic regression on
-the document's token counts (bag of words, whole document).
+`dnabird finetune text_classification --config F` and `dnabird text classify --config F` run it, and the
+`text_classify` stage runs several models on the same splits. The recipe validates every
+`train.eval_every` steps, keeps the model with the best validation `selection_metric` (default:
+accuracy) and scores it once on test. Baselines beside a two-class model: a logistic regression on the
+whole document's token counts (bag of words, before any truncation; ids folded into at most
+`BAG_OF_WORDS_BUCKETS` buckets) and the recipe's token-count regression.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
+from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
-import torch
 
 from dnabird.data.labelled_text import read_labelled
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
-from dnabird.io import write_json_atomic
-from dnabird.model.config import EncoderConfig
+from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
+from dnabird.finetune.data import TaskData, TokenExamples
 from dnabird.model.task_spec import TaskSpec
-from dnabird.progress import progress_bar
-from dnabird.train import LossOutput, TrainConfig
+from dnabird.train import TrainConfig
 
+TASK = "text_classification"
 KEEP = ("head", "tail")
+SPLITS = ("train", "validation", "test")
+BAG_OF_WORDS_BUCKETS = 2048
+TOKENIZER = TextTokenizer  # the recipe loads this task's tokenizer (and a checkpoint's) with this class
+STAGE_INPUTS: dict = {}    # the text_classify stage fills null paths itself (text_data, text_tokenizer)
 
 
 @dataclass
 class LabelledData:
-    """The labelled splits of a classification task.
+    """The labelled splits of a classification task and how each document becomes an input.
 
     train, validation, test: JSONL or TSV files (`dnabird.data.labelled_text`); null inside `dnabird run`:
         the `text_data` stage's long-range task. text_field, label_field: their columns.
     positive_label: the positive class of a two-class task (default: the second label in sorted order);
         three or more labels make a multi-class task.
+    max_length: tokens per document with [CLS] and [SEP] (a multiple of the attention block size);
+    keep: "head" (a document's first tokens) or "tail" (its last).
     """
 
     train: str | None = None
@@ -49,40 +58,30 @@ class LabelledData:
     text_field: str = "text"
     label_field: str = "label"
     positive_label: str | None = None
-
-
-@dataclass
-class TextClassifyConfig:
-    """Settings of one classification run (the keys of a `--config` YAML; the `text_classify` stage runs one
-    per entry of its `models`).
-
-    data: the labelled splits (`LabelledData`).
-    tokenizer: a sentencepiece `.model`; null inside `dnabird run`: the `text_tokenizer` stage's.
-    pretrained: a pretrained checkpoint directory whose encoder is fine-tuned, or null to train from scratch.
-    model, model_overrides: the encoder trained from scratch (a preset and `EncoderConfig` fields).
-    max_length: tokens per document; keep: "head" (its first tokens) or "tail" (its last).
-    eval_batch_size: documents per forward pass when scoring. seed: initialisation, order, dropout.
-    train: the loop's `TrainConfig` (state `warmup_steps`: the default suits pretraining).
-    """
-
-    data: LabelledData = field(default_factory=LabelledData)
-    tokenizer: str | None = None
-    pretrained: str | None = None
-    model: str = "tiny"
-    model_overrides: dict = field(default_factory=dict)
     max_length: int = 1024
     keep: str = "head"
-    eval_batch_size: int = 16
-    seed: int = 0
-    train: TrainConfig = field(default_factory=lambda: TrainConfig(out_dir="runs/text_classify", warmup_steps=10))
 
     def __post_init__(self):
         if self.keep not in KEEP:
-            raise ParameterError("keep", self.keep, f"one of {KEEP}")
-        if self.pretrained is None:
-            from dnabird.pretraining.recipe import encoder_config
+            raise ParameterError("data.keep", self.keep, f"one of {KEEP}")
+        if self.max_length < 4:
+            raise ParameterError("data.max_length", self.max_length, "an integer >= 4")
 
-            encoder_config(self)  # model settings fail here, when the config loads
+
+@dataclass
+class TextClassifyConfig(FinetuneConfig):
+    """`FinetuneConfig` (the recipe's settings) with the labelled splits in `data`; text defaults: a tiny
+    model trained from scratch, selected by validation accuracy."""
+
+    data: LabelledData = field(default_factory=LabelledData)
+    pretrained: str | None = FROM_SCRATCH
+    model: str = "tiny"
+    selection_metric: str = "accuracy"
+    bootstrap_resamples: int = 200
+    train: TrainConfig = field(default_factory=lambda: TrainConfig(out_dir="runs/text_classify", warmup_steps=10))
+
+
+CONFIG = TextClassifyConfig
 
 
 def encode_documents(tokenizer: TextTokenizer, texts: list[str], *, max_length: int, keep: str = "head") -> np.ndarray:
@@ -95,25 +94,6 @@ def encode_documents(tokenizer: TextTokenizer, texts: list[str], *, max_length: 
     return ids
 
 
-def collate_for(spec: TaskSpec, pad_id: int):
-    """The collate function of a task: ids, attention mask, zero segments, labels (float for binary)."""
-    def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
-        ids = torch.from_numpy(np.stack([e["input_ids"] for e in examples]))
-        labels = torch.as_tensor(np.stack([e["labels"] for e in examples]))
-        return {"input_ids": ids, "attention_mask": ids != pad_id, "token_type_ids": torch.zeros_like(ids),
-                "labels": labels.float() if spec.problem == "binary" else labels.long()}
-    return collate
-
-
-def classification_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], step: int) -> LossOutput:
-    out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
-                step=step)
-    predicted = (out.logits > 0).long() if out.logits.dim() == 1 else out.logits.argmax(-1)
-    correct = (predicted == batch["labels"].long()).sum()
-    return LossOutput(out.loss, int(batch["attention_mask"].sum()),
-                      {"accuracy": (correct, torch.tensor(float(len(predicted))))})
-
-
 def label_spec(labels: list[str], *, max_length: int, positive: str | None, tokenizer_hash: str) -> TaskSpec:
     """The `TaskSpec` of a label set: binary for two labels (`positive` or the second sorted), else multi-class."""
     names = sorted(set(labels))
@@ -122,9 +102,9 @@ def label_spec(labels: list[str], *, max_length: int, positive: str | None, toke
     if positive is not None and positive not in names:
         raise ParameterError("positive_label", positive, f"one of the training labels {names}")
     if len(names) == 2:
-        return TaskSpec(task="text_classification", problem="binary", labels=(positive or names[1],),
+        return TaskSpec(task=TASK, problem="binary", labels=(positive or names[1],),
                         eval_length=max_length, tokenizer_hash=tokenizer_hash)
-    return TaskSpec(task="text_classification", problem="multiclass", labels=tuple(names), eval_length=max_length,
+    return TaskSpec(task=TASK, problem="multiclass", labels=tuple(names), eval_length=max_length,
                     tokenizer_hash=tokenizer_hash)
 
 
@@ -138,107 +118,62 @@ def label_targets(spec: TaskSpec, labels: list[str], where: str) -> np.ndarray:
     return np.array([spec.labels.index(label) for label in labels], dtype=np.int64)
 
 
-@torch.no_grad()
-def predict_classes(model: torch.nn.Module, ids: np.ndarray, *, pad_id: int, batch_size: int = 16,
-                    device="cpu") -> np.ndarray:
-    """Predicted targets (0/1 or class index) of every row of `ids`."""
-    model.eval().to(device)
-    predictions = []
-    for start in progress_bar(range(0, len(ids), batch_size), desc="classifying", unit=" batches"):
-        batch = torch.from_numpy(ids[start:start + batch_size]).to(device)
-        logits = model(batch, batch != pad_id).logits
-        predictions.append(((logits > 0).long() if logits.dim() == 1 else logits.argmax(-1)).cpu().numpy())
-    return np.concatenate(predictions)
+def bag_of_words(tokenizer: TextTokenizer, texts: list[str], buckets: int = BAG_OF_WORDS_BUCKETS) -> np.ndarray:
+    """log(1 + count) of each token id (folded modulo `buckets`) over the whole text, float32 [N, buckets]."""
+    width = min(buckets, tokenizer.vocab_size)
+    rows = [np.bincount(np.asarray(ids, dtype=np.int64) % width, minlength=width) for ids in tokenizer.encode(texts)]
+    return np.log1p(np.stack(rows)).astype(np.float32) if rows else np.zeros((0, width), np.float32)
 
 
-def classification_metrics(targets: np.ndarray, predicted: np.ndarray, problem: str) -> dict:
-    """Accuracy and F1 (the positive class's for binary, macro-averaged for multi-class)."""
-    from sklearn.metrics import accuracy_score, f1_score
-
-    average = "binary" if problem == "binary" else "macro"
-    return {"accuracy": float(accuracy_score(targets, predicted)),
-            "f1": float(f1_score(targets, predicted, average=average, zero_division=0)), "examples": len(targets)}
-
-
-def bag_of_words_baseline(tokenizer: TextTokenizer, train: tuple[list[str], np.ndarray],
-                          evaluated: tuple[list[str], np.ndarray], problem: str, seed: int = 0) -> dict:
-    """A logistic regression on whole-document token counts, fitted on `train`, scored on `evaluated`."""
-    from scipy.sparse import csr_matrix
-    from sklearn.linear_model import LogisticRegression
-
-    def counts(texts):
-        rows = [np.bincount(ids, minlength=tokenizer.vocab_size) for ids in tokenizer.encode(list(texts))]
-        return csr_matrix(np.log1p(np.stack(rows)))
-
-    fitted = LogisticRegression(max_iter=2000, random_state=seed).fit(counts(train[0]), train[1])
-    return classification_metrics(evaluated[1], fitted.predict(counts(evaluated[0])), problem)
+def encoder_overrides(model_config) -> dict:
+    """`EncoderConfig` fields the task changes: global attention at [CLS] (position 0) in a Longformer
+    pattern (its layers' own settings included). BigBird ITC needs none: [CLS] is in its global block."""
+    attention = model_config.attention
+    if attention.get("type") != "longformer":
+        return {}
+    return {"attention": {**attention, "global_positions": sorted({0, *attention.get("global_positions", ())})}}
 
 
-def _encoder_settings(config: TextClassifyConfig, vocab_size: int) -> EncoderConfig:
-    """The config trained from scratch: preset + overrides, with global attention at [CLS] for Longformer."""
-    from dnabird.pretraining.recipe import encoder_config
-
-    settings = encoder_config(config, vocab_size)
-    if settings.attention.get("type") == "longformer":
-        positions = sorted({0, *settings.attention.get("global_positions", ())})
-        settings = dataclasses.replace(settings, attention={**settings.attention, "global_positions": positions})
-    return settings
+def build(config: TextClassifyConfig, tokenizer: TextTokenizer, *, block_size: int, out_dir) -> TaskData:
+    """Read and encode the three splits; the train split's order is reshuffled every epoch."""
+    data = config.data
+    for split in SPLITS:
+        if getattr(data, split) is None:
+            raise ParameterError(f"data.{split}", None, "a JSONL or TSV file (set it in the YAML or as an override)")
+    if data.max_length % block_size:
+        raise ParameterError("data.max_length", data.max_length, f"a multiple of the attention block size {block_size}")
+    texts, labels = {}, {}
+    for split in SPLITS:
+        texts[split], labels[split] = read_labelled(getattr(data, split), text_field=data.text_field,
+                                                    label_field=data.label_field)
+    spec = label_spec(labels["train"], max_length=data.max_length, positive=data.positive_label,
+                      tokenizer_hash=tokenizer.hash)
+    examples, summary = {}, {"max_length": data.max_length, "keep": data.keep, "splits": {}}
+    for split in SPLITS:
+        targets = label_targets(spec, labels[split], split)
+        ids = encode_documents(tokenizer, texts[split], max_length=data.max_length, keep=data.keep)
+        examples[split] = TokenExamples(ids, targets, seed=config.seed, shuffle=split == "train")
+        full = ids[:, -1] != tokenizer.pad_id  # the document filled (and maybe overflowed) the input
+        summary["splits"][split] = {"documents": len(targets), "file": str(getattr(data, split)),
+                                    "labels": dict(sorted(Counter(labels[split]).items())),
+                                    "filling_the_input": int(full.sum())}
+    baselines = {}
+    if spec.problem == "binary":
+        baselines["bag of words (whole document)"] = (bag_of_words(tokenizer, texts["train"]),
+                                                      bag_of_words(tokenizer, texts["test"]))
+    return TaskData(spec, examples["train"], examples["validation"], examples["test"], baseline_features=baselines,
+                    summary=summary)
 
 
 def classify(config: TextClassifyConfig, *, resume: bool = False) -> dict:
-    """Train a classifier, score it on validation and test beside the baselines; returns the report (also
-    `<out_dir>/report.json`)."""
-    from dnabird.model.checkpoint import load_encoder_for_finetuning
-    from dnabird.model.heads import model_for_task
-    from dnabird.text.training import EpochShuffled, finish, train_and_save
+    """Fine-tune through the recipe (`dnabird.finetune.recipe.finetune`); returns its report."""
+    from dnabird.finetune.recipe import finetune
 
-    data = config.data
-    for name, value in (("data.train", data.train), ("data.test", data.test), ("tokenizer", config.tokenizer)):
-        if value is None:
-            raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
-    tokenizer = TextTokenizer.load(config.tokenizer)
-    texts, labels = read_labelled(data.train, text_field=data.text_field, label_field=data.label_field)
-    spec = label_spec(labels, max_length=config.max_length, positive=data.positive_label,
-                      tokenizer_hash=tokenizer.hash)
-    targets = label_targets(spec, labels, "train")
-    ids = encode_documents(tokenizer, texts, max_length=config.max_length, keep=config.keep)
-    examples = EpochShuffled([{"input_ids": row, "labels": target} for row, target in zip(ids, targets, strict=True)],
-                             seed=config.seed)
-
-    def build_model():
-        if config.pretrained is not None:
-            return load_encoder_for_finetuning(config.pretrained, spec, seed=config.seed)[0]
-        return model_for_task(_encoder_settings(config, tokenizer.vocab_size), spec, seed=config.seed)
-
-    model, ctx = train_and_save(build_model, classification_loss, examples,
-                                collate_for(spec, tokenizer.pad_id), config.train, seed=config.seed, resume=resume,
-                                run_info={"text_classify": dataclasses.asdict(config)},
-                                tokenizer_path=tokenizer.path, task=spec)
-    report = {"task": spec.to_dict(), "max_length": config.max_length, "keep": config.keep}
-    if not ctx.is_main:
-        finish(ctx)
-        return report
-    for split in ("validation", "test"):
-        path = getattr(data, split)
-        if path is None:
-            continue
-        split_texts, split_labels = read_labelled(path, text_field=data.text_field, label_field=data.label_field)
-        split_targets = label_targets(spec, split_labels, split)
-        ids = encode_documents(tokenizer, split_texts, max_length=config.max_length, keep=config.keep)
-        predicted = predict_classes(model, ids, pad_id=tokenizer.pad_id, batch_size=config.eval_batch_size,
-                                    device=ctx.device)
-        majority = np.full_like(split_targets, np.bincount(targets).argmax())
-        report[split] = {"model": classification_metrics(split_targets, predicted, spec.problem),
-                         "majority_class": classification_metrics(split_targets, majority, spec.problem),
-                         "bag_of_words": bag_of_words_baseline(tokenizer, (texts, targets),
-                                                               (split_texts, split_targets), spec.problem)}
-    write_json_atomic(Path(config.train.out_dir) / "report.json", report)
-    finish(ctx)
-    return report
+    return finetune(TASK, config, resume=resume)
 
 
 def load_config(path: str | os.PathLike, overrides=()) -> TextClassifyConfig:
     """A classification YAML (the keys of `TextClassifyConfig`) with `key.sub=value` overrides."""
-    from dnabird.config import apply_overrides, build_config, read_yaml
+    from dnabird.finetune.recipe import load_config as load
 
-    return build_config(TextClassifyConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
+    return load(TASK, path, list(overrides))

@@ -6,6 +6,13 @@ span document boundaries. `PackedTextExamples[g]` is epoch g // N, position g % 
 masked (BERT's 15 %, 80/10/10) by a generator seeded with (seed, epoch, index): resuming and DataLoader
 workers never change what an index holds.
 
+Staged training (`phases`, Longformer §4.2's schedule: the attention window and the sequence length grow
+phase by phase while the learning rate falls) runs the loop once per phase into `<out_dir>/phase_<k>/`,
+each phase starting from the previous phase's final weights (the parameters do not depend on the window
+or the length: a phase that would change a weight's shape is refused when the config loads) with its own
+warmup and linear decay. A resumed run skips the phases that wrote their `model/` and resumes the current
+one from its checkpoints. The last phase's model is the run's `<out_dir>/model`.
+
 The held-out report gives, at the selected positions, bits per token (what the BigBird and Longformer
 papers call "MLM BPC") and bits per character (Σ bits ÷ Σ characters those tokens spell, a document's
 leading word-boundary piece counting as one space), beside a unigram model of the training tokens.
@@ -27,10 +34,10 @@ from dnabird.data.pretraining import mask_tokens
 from dnabird.data.text import read_documents
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
+from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.progress import progress_bar
-from dnabird.text.training import EpochShuffled
 from dnabird.train import TrainConfig
 
 
@@ -53,7 +60,7 @@ def pack_documents(tokenizer: TextTokenizer, documents, *, batch: int = 256) -> 
     return np.concatenate(parts)
 
 
-class PackedTextExamples(EpochShuffled):
+class PackedTextExamples(EpochExamples):
     """Masked examples of `max_length` tokens cut from a token stream (see the module docstring); the
     tokenizer's special ids are never masked nor drawn as replacements."""
 
@@ -63,7 +70,7 @@ class PackedTextExamples(EpochShuffled):
             raise ParameterError("max_length", max_length, "an integer >= 8")
         if not 0.0 < mask_rate < 1.0:
             raise ParameterError("mask_rate", mask_rate, "a fraction in (0, 1)")
-        super().__init__(seed=seed, shuffle=shuffle)
+        super().__init__(np.empty(0, np.int64), seed=seed, shuffle=shuffle)  # no class labels: targets are drawn
         self.stream, self.max_length, self.mask_rate = stream, max_length, mask_rate
         self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
         self.mask_id, self.vocab_size = tokenizer.mask_id, tokenizer.vocab_size
@@ -148,6 +155,27 @@ def format_mlm_report(report: dict) -> str:
 
 
 @dataclass
+class MLMPhase:
+    """One phase of staged MLM training.
+
+    steps: optimizer steps of the phase. max_length: tokens per example (null: the run's `max_length`).
+    attention: attention-pattern settings merged over the model's (e.g. {window: 128} for a Longformer
+        pattern, {block_size: 64} for BigBird); empty: unchanged. lr: peak learning rate (null: train.lr).
+    """
+
+    steps: int
+    max_length: int | None = None
+    attention: dict = field(default_factory=dict)
+    lr: float | None = None
+
+    def __post_init__(self):
+        if self.steps < 1:
+            raise ParameterError("phases[].steps", self.steps, "an integer >= 1")
+        if self.lr is not None and self.lr < 0:
+            raise ParameterError("phases[].lr", self.lr, "a learning rate >= 0")
+
+
+@dataclass
 class TextMLMConfig:
     """Settings of one text MLM pretraining run (the keys of a `text_mlm:` section or a `--config` YAML).
 
@@ -159,8 +187,10 @@ class TextMLMConfig:
     model, model_overrides: a preset and `EncoderConfig` fields merged over it; vocab_size comes from the
         tokenizer. max_length: tokens per example (a multiple of the attention block size).
     mask_rate: share of tokens selected for MLM. seed: initialisation, example order and masking, dropout.
-    eval_examples, eval_batch_size, eval_seed: the held-out report after training (0 examples skips it).
-    train: the loop's `TrainConfig`.
+    eval_examples, eval_batch_size, eval_seed: the held-out report after training (0 examples skips it;
+        with phases, examples of the last phase's length).
+    train: the loop's `TrainConfig` (with phases, its `max_steps` and `lr` are each phase's `steps`, `lr`).
+    phases: staged training (`MLMPhase` list, module docstring); empty: one run of `train.max_steps` steps.
     """
 
     train_files: list[str] | None = None
@@ -176,33 +206,98 @@ class TextMLMConfig:
     eval_batch_size: int = 8
     eval_seed: int = 1234
     train: TrainConfig = field(default_factory=lambda: TrainConfig(out_dir="runs/text_mlm"))
+    phases: list[MLMPhase] = field(default_factory=list)
 
     def __post_init__(self):
         from dnabird.pretraining.recipe import encoder_config
 
         encoder_config(self)  # model settings and max_length fail here, when the config loads
+        plans = phase_plans(self)
+        shapes = [parameter_shapes(model_config) for _, model_config, _ in plans]
+        for index, shape in enumerate(shapes[1:], 1):
+            if shape != shapes[0]:
+                changed = sorted(k for k in shape.keys() | shapes[0].keys() if shape.get(k) != shapes[0].get(k))
+                raise ParameterError(f"phases[{index}]", dataclasses.asdict(self.phases[index]),
+                                     f"settings that keep every weight's shape (changed: {changed[:3]})")
+
+
+def phase_plans(config: TextMLMConfig, vocab_size: int | None = None) -> list[tuple]:
+    """(the run's config for the phase, its `EncoderConfig`, its `TrainConfig`) per phase; one entry, the
+    run itself, without phases. Each phase's length and pattern are checked like the run's."""
+    from dnabird.model.config import merge_settings
+    from dnabird.pretraining.recipe import encoder_config
+
+    if not config.phases:
+        return [(config, encoder_config(config, vocab_size), config.train)]
+    plans = []
+    for index, phase in enumerate(config.phases):
+        overrides = merge_settings(config.model_overrides, {"attention": phase.attention} if phase.attention else {},
+                                   f"phases[{index}].attention")
+        phased = dataclasses.replace(config, model_overrides=overrides, phases=[],
+                                     max_length=phase.max_length or config.max_length)
+        train = dataclasses.replace(config.train, max_steps=phase.steps,
+                                    lr=config.train.lr if phase.lr is None else phase.lr,
+                                    warmup_steps=min(config.train.warmup_steps, phase.steps - 1),
+                                    out_dir=str(Path(config.train.out_dir) / f"phase_{index}"))
+        plans.append((phased, encoder_config(phased, vocab_size), train))
+    return plans
+
+
+def parameter_shapes(model_config) -> dict[str, tuple[int, ...]]:
+    """Name -> shape of every weight of the MLM model of `model_config` (built on the meta device)."""
+    from dnabird.model.heads import PretrainingModel
+
+    with torch.device("meta"):
+        model = PretrainingModel(model_config, nsp=False)
+    return {name: tuple(t.shape) for name, t in model.state_dict().items()}
 
 
 def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
     """Train an MLM-only `PretrainingModel` on packed text, then (rank 0) report held-out bits per token and
     per character; returns that report (written to `<out_dir>/report.json`)."""
+    from dnabird.model.checkpoint import load_weights, read_tensors, save_checkpoint
     from dnabird.model.heads import PretrainingModel
     from dnabird.pretraining.objective import mlm_loss
-    from dnabird.pretraining.recipe import encoder_config
-    from dnabird.text.training import finish, train_and_save
+    from dnabird.text.training import finish, resumable, train_and_save
+    from dnabird.train import distributed
 
     for name in ("train_files", "tokenizer"):
         if getattr(config, name) is None:
             raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
     tokenizer = TextTokenizer.load(config.tokenizer)
-    model_config = encoder_config(config, tokenizer.vocab_size)
     stream = pack_documents(tokenizer, read_documents(config.train_files, text_field=config.text_field))
-    examples = PackedTextExamples(stream, tokenizer, max_length=config.max_length, mask_rate=config.mask_rate,
-                                  seed=config.seed)
-    model, ctx = train_and_save(lambda: PretrainingModel(model_config, seed=config.seed, nsp=False), mlm_loss,
-                                examples, collate, config.train, seed=config.seed, resume=resume,
-                                run_info={"text_mlm": dataclasses.asdict(config), "train_tokens": len(stream)},
-                                tokenizer_path=tokenizer.path)
+    plans = phase_plans(config, tokenizer.vocab_size)
+    previous: Path | None = None  # the model directory of the phase before
+    model = ctx = None
+    for index, (phased, model_config, train_config) in enumerate(plans):
+        finished = Path(train_config.out_dir) / "model"
+        if config.phases and resume and (finished / "model.safetensors").is_file():
+            previous = finished  # done before an interruption
+            continue
+
+        def build(model_config=model_config, previous=previous):
+            model = PretrainingModel(model_config, seed=config.seed, nsp=False)
+            if previous is not None:
+                load_weights(model, read_tensors(previous), source=str(previous))
+            return model
+
+        examples = PackedTextExamples(stream, tokenizer, max_length=phased.max_length, mask_rate=config.mask_rate,
+                                      seed=config.seed + index)
+        phase = {"phase": index, "of": len(plans)} if config.phases else {}
+        model, ctx = train_and_save(build, mlm_loss, examples, collate, train_config, seed=config.seed + index,
+                                    resume=resume and resumable(train_config),
+                                    run_info={"text_mlm": dataclasses.asdict(config), "train_tokens": len(stream),
+                                              **phase}, tokenizer_path=tokenizer.path)
+        previous = finished
+    if model is None:  # every phase finished before an interruption
+        ctx = distributed.setup(config.train.device)
+        model = PretrainingModel(plans[-1][1], seed=config.seed, nsp=False)
+        load_weights(model, read_tensors(previous), source=str(previous))
+        model.to(ctx.device)
+    if config.phases:
+        if ctx.is_main:  # the last phase's model is the run's
+            save_checkpoint(model, Path(config.train.out_dir) / "model", tokenizer_files=(tokenizer.path,))
+        config = phased
     report = {}
     if ctx.is_main and config.validation_files and config.eval_examples:
         heldout = PackedTextExamples(pack_documents(tokenizer, read_documents(config.validation_files,

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from dnabird.data.squad import QAExample
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
+from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.progress import progress_bar
 from dnabird.text.qa_metrics import NORMALIZERS, evaluate
@@ -49,6 +50,18 @@ class QAInputs:
         return {"input_ids": self.input_ids[index], "attention_mask": self.attention_mask[index],
                 "global_attention_mask": self.global_attention_mask[index],
                 "start_targets": self.start_targets[index], "end_targets": self.end_targets[index]}
+
+
+class QAExamples(EpochExamples):
+    """Encoded questions as an epoch-shuffled training stream; a slot's "label" is whether its answer
+    survived truncation (the span targets travel in the example)."""
+
+    def __init__(self, inputs: QAInputs, *, seed: int = 0, shuffle: bool = True):
+        super().__init__(inputs.answer_in_input, seed=seed, shuffle=shuffle)
+        self.inputs = inputs
+
+    def example(self, index: int, epoch: int) -> dict[str, np.ndarray]:
+        return self.inputs[index]
 
 
 def token_span(spans: Sequence[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
@@ -239,7 +252,7 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
     from dnabird.model.checkpoint import load_encoder_for_finetuning
     from dnabird.model.heads import SpanExtractor
     from dnabird.model.task_spec import TaskSpec
-    from dnabird.text.training import EpochShuffled, finish, train_and_save
+    from dnabird.text.training import finish, train_and_save
 
     for name, value in (("data.train", config.data.train), ("tokenizer", config.tokenizer)):
         if value is None:
@@ -256,7 +269,7 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
             return load_encoder_for_finetuning(config.pretrained, spec, seed=config.seed)[0]
         return SpanExtractor(_encoder_settings(config, tokenizer.vocab_size), seed=config.seed)
 
-    examples = EpochShuffled(inputs, seed=config.seed)
+    examples = QAExamples(inputs, seed=config.seed)
     model, ctx = train_and_save(build_model, span_loss, examples, collate, config.train, seed=config.seed,
                                 resume=resume, run_info={"text_qa": dataclasses.asdict(config),
                                                          "train_questions": len(answerable)},

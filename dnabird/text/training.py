@@ -1,9 +1,10 @@
-"""What every text recipe does around the one training loop: epoch-shuffled examples, train, save.
-
-`EpochShuffled` addresses examples by a global index over epochs (what `dnabird.train.train` reads);
-`train_and_save` calls the loop with safetensors checkpoints that carry the tokenizer (and the task's
-`task.json`), checks a resumed run's model config (the pretraining recipe's check), then writes the final
-model to `<out_dir>/model`. Fine-tuning tasks (classification, QA) use it until `dnabird.finetune` lands.
+"""What the text recipes outside the fine-tuning recipe (MLM, the character LM, QA) do around the one
+training loop: `train_and_save` calls the loop with safetensors checkpoints that carry the tokenizer (and
+the task's `task.json`), checks a resumed run's model config (the pretraining recipe's check), then writes
+the final model to `<out_dir>/model`. Their examples are `dnabird.finetune.data.EpochExamples` streams.
+Classification is a task of `dnabird.finetune`; QA stays here because that recipe scores class
+probabilities (binary / multi-class / multi-label metrics, a `SequenceClassifier`), while QA needs a span
+head, per-example global attention, and EM/F1 from spans decoded back to the context's characters.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import dataclasses
 import os
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from dnabird.model.checkpoint import load_weights, read_config, read_tensors, save_checkpoint
@@ -56,38 +56,12 @@ def finish(ctx: distributed.Context) -> None:
 
 
 def resumable(train_config: TrainConfig) -> bool:
-    """Whether `out_dir` holds a checkpoint to resume from (a pipeline stage resumes when it does)."""
-    return any((Path(train_config.out_dir) / "checkpoints").glob("step_*"))
+    """Whether `out_dir` holds a checkpoint to resume from, its own or a training phase's (`phase_<k>/`, staged
+    MLM); a pipeline stage resumes when it does."""
+    out_dir = Path(train_config.out_dir)
+    return any(out_dir.glob("checkpoints/step_*")) or any(out_dir.glob("phase_*/checkpoints/step_*"))
 
 
 def with_out_dir(config, out_dir: Path):
     """`config` (with a `train: TrainConfig`) writing into `out_dir`."""
     return dataclasses.replace(config, train=dataclasses.replace(config.train, out_dir=str(out_dir)))
-
-
-class EpochShuffled(torch.utils.data.Dataset):
-    """Examples addressed by a global index over epochs: index g is epoch g // N, slot g % N of a permutation
-    drawn from (seed, epoch) (identity without `shuffle`). `example(index, epoch)` builds slot `index`; by
-    default it is `items[index]`, and a subclass may draw randomness from (seed, epoch, index) only."""
-
-    def __init__(self, items=None, *, seed: int = 0, shuffle: bool = True):
-        self.items, self.seed, self.shuffle = items, seed, shuffle
-        self._order: tuple[int, np.ndarray] | None = None
-
-    def __len__(self) -> int:
-        """Examples per epoch."""
-        return len(self.items)
-
-    def order(self, epoch: int) -> np.ndarray:
-        if not self.shuffle:
-            return np.arange(len(self))
-        if self._order is None or self._order[0] != epoch:
-            self._order = (epoch, np.random.default_rng((self.seed, epoch)).permutation(len(self)))
-        return self._order[1]
-
-    def __getitem__(self, global_index: int):
-        epoch, position = divmod(int(global_index), len(self))
-        return self.example(int(self.order(epoch)[position]), epoch)
-
-    def example(self, index: int, epoch: int):
-        return self.items[index]

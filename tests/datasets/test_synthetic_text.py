@@ -65,8 +65,18 @@ def test_the_last_128_tokens_predict_at_chance():
 
 
 def test_a_bag_of_words_cannot_tell_which_key_is_queried():
-    # the stored values' classes agree with the label 75 % of the time; only the query says which one counts
-    assert 0.65 < bag_of_words_accuracy("whole document") < 0.82
+    # one stored value is warm, the other cool: only the query says which one counts
+    assert abs(bag_of_words_accuracy("whole document") - 0.5) < 0.07
+
+
+def test_every_document_stores_one_warm_and_one_cool_value():
+    rng = np.random.default_rng(3)
+    filler = pseudo_words(300, 0)
+    warm = {"red", "amber", "coral", "orange"}  # the class words, restated here
+    for _ in range(200):
+        stored = {w.split("-")[1]: w.split("-")[2] for w in long_range_example(256, rng, filler)["text"].split()
+                  if w.startswith("secret-")}
+        assert sorted(stored) == ["a", "b"] and (stored["a"] in warm) != (stored["b"] in warm)
 
 
 def test_solver_rejects_malformed_documents():

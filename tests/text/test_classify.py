@@ -1,13 +1,19 @@
-"""Classification inputs, labels and metrics against hand-made cases."""
+"""Classification inputs, labels, baseline features and the task's data for the fine-tuning recipe,
+against hand-made cases."""
 
 import numpy as np
 import pytest
 
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
+from dnabird.model.config import build_encoder_config
 from dnabird.text.classify import (
-    classification_metrics,
+    LabelledData,
+    TextClassifyConfig,
+    bag_of_words,
+    build,
     encode_documents,
+    encoder_overrides,
     label_spec,
     label_targets,
 )
@@ -50,11 +56,81 @@ def test_label_sets_become_binary_or_multiclass_specs():
         label_spec(["a", "b"], max_length=64, positive="c", tokenizer_hash="0" * 64)
 
 
-def test_metrics_by_hand():
-    targets, predicted = np.array([1, 1, 0, 0, 1]), np.array([1, 0, 0, 1, 1])
-    binary = classification_metrics(targets, predicted, "binary")
-    assert binary["accuracy"] == pytest.approx(3 / 5) and binary["f1"] == pytest.approx(2 * 2 / (2 * 2 + 1 + 1))
-    multi = classification_metrics(np.array([0, 1, 2, 2]), np.array([0, 2, 2, 2]), "multiclass")
-    # per class F1: 1, 0, 2·2/(2·2 + 1) = 0.8 → macro 0.6
-    assert multi["f1"] == pytest.approx(0.6) and multi["accuracy"] == pytest.approx(0.75)
+def test_bag_of_words_counts_the_whole_document(tokenizer):
+    word = {w: tokenizer.encode(w)[0] for w in WORDS}
+    features = bag_of_words(tokenizer, ["two two five", "ten"], buckets=10_000)
+    assert features.shape == (2, tokenizer.vocab_size)
+    expected = np.zeros((2, tokenizer.vocab_size), np.float32)
+    expected[0, word["two"]], expected[0, word["five"]], expected[1, word["ten"]] = np.log(3), np.log(2), np.log(2)
+    np.testing.assert_allclose(features, expected, rtol=1e-6)
+    folded = bag_of_words(tokenizer, ["two two five"], buckets=4)  # ids folded modulo 4
+    assert folded.shape == (1, 4) and folded[0, word["two"] % 4] >= np.log(3) - 1e-6
 
+
+def test_longformer_gets_global_attention_at_cls_and_bigbird_needs_none():
+    longformer = build_encoder_config("tiny", {"attention": {"type": "longformer", "window": 32, "block_size": 16,
+                                                             "global_positions": [5]}})
+    assert encoder_overrides(longformer)["attention"]["global_positions"] == [0, 5]
+    assert encoder_overrides(longformer)["attention"]["window"] == 32
+    bigbird = build_encoder_config("tiny", {"attention": {"type": "bigbird_itc", "block_size": 16}})
+    assert encoder_overrides(bigbird) == {}
+
+
+def test_task_data_for_the_recipe(tokenizer, tmp_path):
+    rows = {"train": [("one two three", "pos"), ("four five", "neg"), ("six", "pos")],
+            "validation": [("seven", "neg")], "test": [("one two three four five six seven eight", "neg")]}
+    paths = {}
+    for split, items in rows.items():
+        paths[split] = tmp_path / f"{split}.tsv"
+        paths[split].write_text("text\tlabel\n" + "".join(f"{t}\t{label}\n" for t, label in items))
+    config = TextClassifyConfig(tokenizer=str(tokenizer.path), data=LabelledData(
+        **{k: str(v) for k, v in paths.items()}, max_length=8, keep="tail"))
+    data = build(config, tokenizer, block_size=4, out_dir=tmp_path)
+    assert data.spec.problem == "binary" and data.spec.labels == ("pos",) and data.spec.eval_length == 8
+    assert data.train.labels.tolist() == [1, 0, 1] and data.test.labels.tolist() == [0]
+    word = {w: tokenizer.encode(w)[0] for w in WORDS}
+    assert data.test.example(0, 0)["input_ids"].tolist() == [tokenizer.cls_id, *(word[w] for w in WORDS[2:8]),
+                                                             tokenizer.sep_id]
+    assert sorted(data.train[i]["labels"] for i in range(3)) == [0, 1, 1] and data.train.shuffle
+    assert not data.validation.shuffle and data.summary["splits"]["test"]["filling_the_input"] == 1
+    train_bow, test_bow = data.baseline_features["bag of words (whole document)"]
+    assert train_bow.shape[0] == 3 and test_bow[0, word["one"]] == pytest.approx(np.log(2))  # before truncation
+    with pytest.raises(ParameterError, match="block size 16"):
+        build(config, tokenizer, block_size=16, out_dir=tmp_path)
+
+
+def test_fine_tunes_a_pretrained_text_checkpoint_with_global_cls(tokenizer, tmp_path):
+    """The recipe reads the checkpoint's text tokenizer and gives its Longformer pattern a global [CLS]
+    (here with three labels: a multi-class head scored by accuracy and macro F1)."""
+    import json
+
+    from dnabird.model import PretrainingModel
+    from dnabird.model.checkpoint import read_tensors, save_checkpoint
+    from dnabird.text.classify import classify
+    from dnabird.train import TrainConfig
+
+    settings = build_encoder_config("tiny", {"vocab_size": tokenizer.vocab_size, "attention": {
+        "type": "longformer", "window": 8, "block_size": 4}})
+    pretrained = PretrainingModel(settings, nsp=False, seed=1)
+    save_checkpoint(pretrained, tmp_path / "mlm", tokenizer_files=(tokenizer.path,))
+    paths = {}
+    for split in ("train", "validation", "test"):
+        paths[split] = tmp_path / f"{split}.jsonl"
+        paths[split].write_text("".join(json.dumps({"text": " ".join(WORDS[i:i + 3]), "label": "abc"[i % 3]}) + "\n"
+                                        for i in range(6)))
+    config = TextClassifyConfig(pretrained=str(tmp_path / "mlm"), bootstrap_resamples=5,
+                                data=LabelledData(**{k: str(v) for k, v in paths.items()}, max_length=8),
+                                train=TrainConfig(out_dir=str(tmp_path / "run"), max_steps=1, global_batch_size=2,
+                                                  micro_batch_size=2, warmup_steps=0, progress=False))
+    report = classify(config)
+    assert report["task"]["task"] == "text_classification" and report["selection"]["step"] == 1
+    assert report["task"]["problem"] == "multiclass" and report["task"]["labels"] == ["a", "b", "c"]
+    assert set(report["test"]["rows"]["fine-tuned model"]) >= {"accuracy", "macro_f1"}
+    saved = json.loads((tmp_path / "run" / "model" / "config.json").read_text())
+    assert saved["attention"]["global_positions"] == [0] and saved["attention"]["window"] == 8
+    # the encoder starts from the checkpoint: one step at lr 1e-4 moves a weight by about 1e-4, while a fresh
+    # initialisation differs from it by about the init's 0.02 spread
+    before, after = read_tensors(tmp_path / "mlm"), read_tensors(tmp_path / "run" / "model")
+    name = "encoder.embeddings.word.weight"
+    assert (after[name] - before[name]).abs().max() < 2e-3 and before[name].std() > 0.01
+    assert (tmp_path / "run" / "model" / tokenizer.path.name).is_file()

@@ -2,6 +2,7 @@
 against hand-computed values for a model whose predictions are uniform."""
 
 import io
+import json
 import math
 
 import numpy as np
@@ -9,9 +10,18 @@ import pytest
 import sentencepiece as spm
 import torch
 
+from dnabird.config import build_config
 from dnabird.data.text_tokenizer import TextTokenizer
+from dnabird.errors import ConfigError
 from dnabird.model import IGNORE_INDEX, PretrainingModel, tiny
-from dnabird.text.mlm import PackedTextExamples, evaluate_mlm, pack_documents, unigram_log_probs
+from dnabird.text.mlm import (
+    PackedTextExamples,
+    TextMLMConfig,
+    evaluate_mlm,
+    pack_documents,
+    pretrain_text,
+    unigram_log_probs,
+)
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
 
@@ -97,3 +107,44 @@ def test_report_of_a_uniform_model_is_log2_of_the_vocabulary(tokenizer):
     assert report["model"]["bits_per_char"] == pytest.approx(bits * len(labels) / chars, rel=1e-5)
     assert report["unigram"]["bits_per_token"] == pytest.approx(-unigram[labels].sum() / math.log(2) / len(labels))
     assert report["unigram"]["bits_per_token"] < report["model"]["bits_per_token"]
+
+
+def staged_config(tmp_path, tokenizer, **changes):
+    train = tmp_path / "train.txt"
+    train.write_text("\n\n".join(documents(40, seed=5)) + "\n")
+    settings = {"train_files": [str(train)], "validation_files": [str(train)], "tokenizer": str(tokenizer.path),
+                "model": "tiny", "max_length": 128, "eval_examples": 2,
+                "model_overrides": {"attention": {"type": "longformer", "window": 16, "block_size": 16}},
+                "train": {"out_dir": str(tmp_path / "run"), "max_steps": 1, "global_batch_size": 2,
+                          "micro_batch_size": 2, "warmup_steps": 0, "lr": 1e-3, "progress": False},
+                "phases": [{"steps": 2, "max_length": 64}, {"steps": 1, "attention": {"window": 32}, "lr": 0.0}]}
+    return build_config(TextMLMConfig, {**settings, **changes}, "test")
+
+
+def test_staged_training_grows_window_and_length_and_carries_the_weights(tmp_path, tokenizer):
+    from dnabird.model.checkpoint import read_config, read_tensors
+
+    config = staged_config(tmp_path, tokenizer)
+    report = pretrain_text(config)
+    run = tmp_path / "run"
+    first, second = read_config(run / "phase_0" / "model"), read_config(run / "phase_1" / "model")
+    assert (first.attention["window"], second.attention["window"]) == (16, 32)
+    assert [json.loads(line)["step"] for line in (run / "phase_0" / "metrics.jsonl").read_text().splitlines()
+            if '"loss"' in line][-1] == 2
+    # phase 1 starts from phase 0's weights (at lr 0 they stay), and its model is the run's
+    before, after, final = (read_tensors(run / name) for name in ("phase_0/model", "phase_1/model", "model"))
+    assert all(torch.equal(before[k], after[k]) for k in before) and all(torch.equal(after[k], final[k]) for k in after)
+    assert read_config(run / "model").attention["window"] == 32 and report["max_length"] == 128
+    # resuming a finished staged run retrains nothing
+    stamp = (run / "phase_0" / "metrics.jsonl").stat().st_mtime_ns
+    pretrain_text(config, resume=True)
+    assert (run / "phase_0" / "metrics.jsonl").stat().st_mtime_ns == stamp
+
+
+def test_a_phase_that_changes_weight_shapes_is_refused(tmp_path, tokenizer):
+    bigbird = {"attention": {"type": "bigbird_itc", "block_size": 16}}
+    with pytest.raises(ConfigError, match=r"phases\[1\]"):
+        staged_config(tmp_path, tokenizer, model_overrides=bigbird,
+                      phases=[{"steps": 1}, {"steps": 1, "attention": {"type": "longformer", "window": 16}}])
+    with pytest.raises(ConfigError, match="steps"):
+        staged_config(tmp_path, tokenizer, phases=[{"steps": 0}])
