@@ -291,9 +291,12 @@ def test_demo_pipeline_end_to_end(tmp_path):
                  "tokenizer.vocab_size=256", "pretrain.max_length=128", "pretrain.train.max_steps=1",
                  "pretrain.eval_examples=2", "pretrain.min_margin_bits={}", "promoter.data.anchor=tss:-200:+100",
                  "promoter.data.kmer=2", "promoter.train.max_steps=1", "promoter.train.warmup_steps=0",
-                 "promoter.bootstrap_resamples=20"]
+                 "promoter.bootstrap_resamples=20", "chromatin.train.max_steps=1", "chromatin.train.warmup_steps=0",
+                 "chromatin.train.global_batch_size=8", "chromatin.train.micro_batch_size=8",
+                 "chromatin.data.slab_rows=64", "chromatin.data.baseline_rows=100", "chromatin.bootstrap_resamples=20",
+                 "variants.mlm_window_bp=100", "variants.bootstrap_resamples=20", "variants.ism_margin_bp=0"]
     pipeline = load_pipeline(REPO / "pipelines" / "demo.yaml", overrides)
-    stages = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter")
+    stages = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "chromatin", "variants", "report")
     assert run_pipeline(pipeline)["stages"] == dict.fromkeys(stages, "ran")
     report = json.loads((tmp_path / "demo" / "corpus" / "report.json").read_text())
     for split in ("train", "heldout"):
