@@ -9,8 +9,9 @@
   [CLS] first reads. The label is a product of two read-outs, which key holds the warm value and which key
   is queried, neither of which predicts it alone: training from scratch sits at chance until both are read
   together, and that wait shortens as the evidence's share grows: at 256 tokens with 4 and 8 copies an ITC
-  model left chance after ~250 steps in one run, not within 540 in a second, nor within 300 (at twice the
-  learning rate) in a third; with 8 and 16 it reached validation accuracy 1.0 by step 250.)
+  model left chance after ~250 steps in one run, not within 540 in a second (Adam eps 1e-6), nor within
+  300 (at twice the learning rate) in a third; with 8 and 16 it reached validation accuracy 1.0 by step
+  250.)
   The label is the class of the queried key's value ("warm" for
   red, amber, coral, orange; "cool" for blue, green, violet, teal), balanced. The two stored values always
   fall in different classes (which key holds the warm one is drawn at random), so every document needs the
