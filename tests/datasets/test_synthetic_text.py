@@ -36,7 +36,7 @@ def test_labels_agree_with_the_solver_and_evidence_sits_at_both_ends(length):
         assert len(tokens) == length
         keys = [i for i, t in enumerate(tokens) if t.startswith("secret-")]
         queries = [i for i, t in enumerate(tokens) if t.startswith("query-")]
-        assert len(keys) == 8 and len(queries) == 8 and max(keys) < EDGE and min(queries) >= length - EDGE
+        assert len(keys) == 16 and len(queries) == 16 and max(keys) < EDGE and min(queries) >= length - EDGE
         assert max(keys) < length - TRUNCATED  # the truncated view never holds a key
         assert sum(t in VALUES for t in tokens) > 4  # distractor values between
 
