@@ -121,14 +121,12 @@ def _multilabel_lines(rows: dict[str, dict]) -> list[str]:
 
 def plot_group_aurocs(row: dict, groups: dict[str, list[str]], path: Path) -> Path:
     """A box plot of the per-feature test AUROCs of each group (features with one class left out)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
 
     names = [g for g in groups if any(row["labels"][m]["auroc"] is not None for m in groups[g])]
     values = [[row["labels"][m]["auroc"] for m in groups[g] if row["labels"][m]["auroc"] is not None] for g in names]
-    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * max(1, len(names)), 4))
+    fig = Figure(figsize=(1.2 + 1.1 * max(1, len(names)), 4))
+    ax = fig.subplots()
     if names:
         ax.boxplot(values, showfliers=True)
         ax.set_xticks(range(1, len(names) + 1), [f"{g}\n(n={len(v)})" for g, v in zip(names, values, strict=True)])
@@ -139,7 +137,6 @@ def plot_group_aurocs(row: dict, groups: dict[str, list[str]], path: Path) -> Pa
     fig.tight_layout()
     with atomic_output(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100)
-    plt.close(fig)
     return path
 
 
