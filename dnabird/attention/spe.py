@@ -93,15 +93,28 @@ class _SPE(nn.Module):
             q_free, k_free = (q * gamma.sqrt()) @ eps, (k * gamma.sqrt()) @ eps  # the position-free share
             q, k = q * (1 - gamma).sqrt(), k * (1 - gamma).sqrt()
         chunks = ([], [])
-        for start in range(0, length, self.chunk):  # codes of a window of positions at a time: bounded memory
-            q_bar, k_bar = self.codes(min(self.chunk, length - start), seed, q.device, start)
-            window = slice(start, start + q_bar.shape[2])
-            chunks[0].append(_project(q[:, :, window], q_bar.to(q.dtype)))
-            chunks[1].append(_project(k[:, :, window], k_bar.to(k.dtype)))
+        for start in range(0, length, self.chunk):  # a window of positions at a time: bounded memory
+            count = min(self.chunk, length - start)
+            window = slice(start, start + count)
+            if self.factored_is_cheaper(q.shape[0]):
+                q_part, k_part = self.project_factored(q[:, :, window], k[:, :, window], seed, start)
+            else:
+                q_bar, k_bar = self.codes(count, seed, q.device, start)
+                q_part, k_part = _project(q[:, :, window], q_bar.to(q.dtype)), _project(k[:, :, window],
+                                                                                        k_bar.to(k.dtype))
+            chunks[0].append(q_part)
+            chunks[1].append(k_part)
         q_pos, k_pos = torch.cat(chunks[0], 2), torch.cat(chunks[1], 2)
         if self.gate is None:
             return q_pos, k_pos
         return q_pos + q_free, k_pos + k_free
+
+    def factored_is_cheaper(self, batch: int) -> bool:
+        """Whether `project_factored` beats forming the codes (shared by the batch) and projecting on them."""
+        return False
+
+    def project_factored(self, q, k, seed, start):
+        raise NotImplementedError
 
     def bind(self, seed: int):
         """The hook `(q, k) → (q̂, k̂)` with this call's noise seed, for `attention(..., positional=...)`."""
@@ -146,20 +159,42 @@ class SineSPE(_SPE):
         angle = 2 * math.pi * nu[..., None] * lags.to(nu.dtype) + self.phases[..., None]  # [H, D, K, T]
         return (gain[..., None] ** 2 * torch.cos(angle)).sum(2) / (2 * self.num_sines)
 
-    def codes(self, length, seed, device=None, start=0):
-        z = torch.randn(self.num_heads, self.head_size, 2 * self.num_sines, self.realizations,
-                        generator=noise_generator(seed, 0), dtype=torch.float64) / math.sqrt(2 * self.num_sines)
-        z = z.to(device, self.frequencies.dtype)
+    def _waves(self, length: int, start: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+        """λ·[cos, sin] of the query and key phases, each [H, D, L, 2K] (the code scale included)."""
         positions = torch.arange(start, start + length, device=device, dtype=self.frequencies.dtype)
         nu = torch.sigmoid(self.frequencies) / 2
         gain = F.softplus(self.gains) * self.code_scale  # [H, D, K]
         angle_k = 2 * math.pi * nu[:, :, None, :] * positions[:, None]  # [H, D, L, K]
         angle_q = angle_k + self.phases[:, :, None, :]
+        return tuple((torch.stack([a.cos(), a.sin()], -1) * gain[:, :, None, :, None]).flatten(-2)
+                     for a in (angle_q, angle_k))
+
+    def _z(self, seed: int, device) -> torch.Tensor:
+        """[H, D, 2K, R] ~ N(0, 1/(2K)), shared by queries and keys."""
+        z = torch.randn(self.num_heads, self.head_size, 2 * self.num_sines, self.realizations,
+                        generator=noise_generator(seed, 0), dtype=torch.float64) / math.sqrt(2 * self.num_sines)
+        return z.to(device, self.frequencies.dtype)
+
+    def factored_is_cheaper(self, batch: int) -> bool:
+        # codes: D·2K·R per position and head, shared by the batch, then B·D·R (a small matmul per position);
+        # factored: B·D·2K·R as one large matmul per head (counted at a third of the cost: far better kernels)
+        return batch * self.head_size * 2 * self.num_sines * self.realizations / 3 < \
+            self.head_size * self.realizations * (2 * self.num_sines + batch)
+
+    def project_factored(self, q, k, seed, start):
+        """Σ_{d,k,c} (x_d · λ_dk trig_c(phase)) z[d,k,c,:] for x = q, k: the codes are never formed."""
+        waves_q, waves_k = self._waves(q.shape[2], start, q.device)  # [H, D, L, 2K]
+        z = self._z(seed, q.device).to(q.dtype).flatten(1, 2)  # [H, D·2K, R]
         out = []
-        for angle in (angle_q, angle_k):
-            waves = torch.stack([angle.cos(), angle.sin()], -1) * gain[:, :, None, :, None]  # [H, D, L, K, 2]
-            out.append(waves.flatten(-2) @ z)  # [H, D, L, R]
+        for x, waves in ((q, waves_q), (k, waves_k)):
+            mixed = (x[..., None] * waves.to(x.dtype).transpose(1, 2)[None]).flatten(-2)  # [B, H, L, D·2K]
+            out.append(mixed @ z[None])
         return out[0], out[1]
+
+    def codes(self, length, seed, device=None, start=0):
+        z = self._z(seed, device)
+        waves_q, waves_k = self._waves(length, start, device)
+        return waves_q @ z, waves_k @ z  # [H, D, L, R]
 
 
 class ConvSPE(_SPE):

@@ -147,6 +147,13 @@ def test_codes_shapes_seeds_batch_sharing_and_gradients():
         torch.testing.assert_close(module(q, k, seed=4), whole, rtol=1e-5, atol=1e-6)
         window = module.codes(4, 9, start=5)
         torch.testing.assert_close(window[0], module.codes(10, 9)[0][:, :, 5:9], rtol=1e-5, atol=1e-6)
+    # sineSPE's factored projection (codes never formed) equals the projection on the codes
+    spe.chunk = 1024
+    assert spe.factored_is_cheaper(1) and not spe.factored_is_cheaper(64)
+    spe.factored_is_cheaper = lambda batch: False
+    on_codes = spe(q, k, seed=4)
+    spe.factored_is_cheaper = lambda batch: True
+    torch.testing.assert_close(spe(q, k, seed=4), on_codes, rtol=1e-5, atol=1e-6)
     with pytest.raises(ParameterError, match="SPE q, k shapes"):
         spe(q, k[:, :, :5])
     with pytest.raises(ParameterError, match="spe.kind"):

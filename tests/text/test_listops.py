@@ -104,3 +104,20 @@ def test_tiny_sine_spe_model_beats_the_majority_class(tmp_path):
     majority = np.bincount([v for _, v in splits["train"]], minlength=10).argmax()
     assert test["majority_class"]["accuracy"] == pytest.approx(float((targets == majority).mean()))
     assert test["model"]["accuracy"] >= test["majority_class"]["accuracy"] + 0.10, test
+
+
+def test_lra_listops_pipeline_runs_its_table(tmp_path):
+    from dnabird.pipeline import load_pipeline, run_pipeline
+
+    overrides = [f"out_dir={tmp_path}", "listops_data.train=40", "listops_data.validation=10", "listops_data.test=10",
+                 "listops_data.min_length=8", "listops_data.max_length=30", "listops_data.max_depth=3",
+                 "listops.base.max_length=32", "listops.base.train.max_steps=2", "listops.base.train.warmup_steps=1"]
+    pipeline = load_pipeline("pipelines/lra_listops.yaml", overrides)
+    pipeline.stages["listops"].models = {name: pipeline.stages["listops"].models[name]
+                                         for name in ("relu_learned", "itc_sine")}
+    run_pipeline(pipeline)
+    table = (tmp_path / "listops" / "results.txt").read_text()
+    assert "| itc_sine | sineSPE R=32, gated | bigbird_itc b=16 |" in table
+    assert "majority class" in table
+    rows = listops.read(tmp_path / "listops_data" / "basic_train.tsv")
+    assert len(rows) == 40 and all(stack_value(source) == value for source, value in rows)
