@@ -130,19 +130,24 @@ def majority_accuracy(train_targets: np.ndarray, targets: np.ndarray) -> float:
 
 def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
     """Train a ListOps classifier; returns the report (also `<out_dir>/report.json`)."""
+    from functools import partial
+
+    from dnabird.finetune.data import TokenExamples, collate
+    from dnabird.finetune.evaluate import predict
+    from dnabird.finetune.metrics import multiclass_metrics
+    from dnabird.finetune.recipe import classification_loss
     from dnabird.model.heads import model_for_task
-    from dnabird.text.classify import classification_loss, classification_metrics, collate_for, predict_classes
-    from dnabird.text.training import EpochShuffled, finish, train_and_save
+    from dnabird.text.training import finish, train_and_save
 
     tokenizer = ListOpsTokenizer()
     spec = task_spec(config.max_length)
     rows = listops.read(config.data.path("train"))
     ids = tokenizer.encode_batch([s for s, _ in rows], config.max_length, str(config.data.path("train")))
     targets = np.array([v for _, v in rows], dtype=np.int64)
-    examples = EpochShuffled([{"input_ids": row, "labels": t} for row, t in zip(ids, targets, strict=True)],
-                             seed=config.seed)
+    examples = TokenExamples(ids, targets, seed=config.seed, shuffle=True)
     model, ctx = train_and_save(lambda: model_for_task(config.encoder(), spec, seed=config.seed),
-                                classification_loss, examples, collate_for(spec, tokenizer.pad_id), config.train,
+                                classification_loss(1.0, spec.problem), examples,
+                                partial(collate, pad_id=tokenizer.pad_id, class_labels=True), config.train,
                                 seed=config.seed, resume=resume, run_info={"listops": dataclasses.asdict(config)},
                                 tokenizer_path=None, task=spec)
     report = {"task": spec.to_dict(), "max_length": config.max_length, "train_examples": len(rows)}
@@ -156,9 +161,9 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
         split_rows = listops.read(path)
         split_ids = tokenizer.encode_batch([s for s, _ in split_rows], config.max_length, str(path))
         split_targets = np.array([v for _, v in split_rows], dtype=np.int64)
-        predicted = predict_classes(model, split_ids, pad_id=tokenizer.pad_id, batch_size=config.eval_batch_size,
-                                    device=ctx.device)
-        report[split] = {"model": classification_metrics(split_targets, predicted, "multiclass"),
+        labels, scores, _ = predict(model, TokenExamples(split_ids, split_targets), spec,
+                                    batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id, device=ctx.device)
+        report[split] = {"model": multiclass_metrics(labels, scores),
                          "majority_class": {"accuracy": majority_accuracy(targets, split_targets),
                                             "examples": len(split_targets)}}
     write_json_atomic(Path(config.train.out_dir) / "report.json", report)
