@@ -8,19 +8,16 @@ accuracy and training time, then the majority class of the training labels.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.config import build_config
 from dnabird.errors import ConfigError
-from dnabird.io import write_json_atomic, write_text_atomic
 from dnabird.model.config import merge_settings
 from dnabird.pipeline import RunContext, Stage
+from dnabird.stages.named_runs import run_each
 from dnabird.text.listops import ListOpsConfig, train_listops
-from dnabird.text.training import resumable, with_out_dir
+from dnabird.text.training import resumable
 
 
 @dataclass
@@ -90,24 +87,8 @@ def results_table(reports: dict, seconds: dict, settings: dict) -> str:
 
 
 def run(config: ListOpsStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    settings = config.configs(context)
-    reports, seconds = {}, {}
-    for name, model in settings.items():
-        model = with_out_dir(model, stage_dir / name)
-        record = stage_dir / name / "report.json"
-        started = time.perf_counter()
-        if record.is_file() and (stage_dir / name / "model").is_dir():  # finished before an interruption
-            reports[name] = json.loads(record.read_text())
-        else:
-            reports[name] = train_listops(model, resume=resumable(model.train))
-        seconds[name] = reports[name].setdefault("train_seconds", round(time.perf_counter() - started, 1))
-        write_json_atomic(record, reports[name])
-    table = results_table(reports, seconds, settings)
-    write_json_atomic(stage_dir / "results.json", {name: {**dataclasses.asdict(settings[name]), "report": report}
-                                                   for name, report in reports.items()})
-    write_text_atomic(stage_dir / "results.txt", table + "\n")
-    print(table)
-    return {"results": stage_dir / "results.json", "table": stage_dir / "results.txt"}
+    return run_each(config.configs(context), stage_dir,
+                    lambda model, out_dir: train_listops(model, resume=resumable(model.train)), results_table)
 
 
 STAGE = Stage("listops", ListOpsStageConfig, inputs, run)

@@ -11,19 +11,16 @@ wall time, then the baselines of the first model's report and the majority class
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.config import build_config
 from dnabird.errors import ConfigError
 from dnabird.finetune.report import MODEL_ROW
-from dnabird.io import write_json_atomic, write_text_atomic
 from dnabird.model.config import merge_settings
 from dnabird.pipeline import RunContext, Stage
 from dnabird.stages.finetune import merge
+from dnabird.stages.named_runs import run_each
 from dnabird.text.classify import SPLITS, TASK, TextClassifyConfig
 
 
@@ -109,25 +106,8 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
 def run(config: TextClassifyStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     from dnabird.stages import finetune
 
-    settings = config.configs(context)
-    reports, seconds = {}, {}
-    for name, model in settings.items():
-        out_dir = stage_dir / name
-        model = dataclasses.replace(model, train=dataclasses.replace(model.train, out_dir=str(out_dir)))
-        record = out_dir / "report.json"
-        started = time.perf_counter()
-        if record.is_file() and (out_dir / "model").is_dir():  # finished before an interruption
-            reports[name] = json.loads(record.read_text())
-        else:
-            reports[name] = finetune.run(TASK, model, out_dir)
-        seconds[name] = reports[name].setdefault("wall_seconds", round(time.perf_counter() - started, 1))
-        write_json_atomic(record, reports[name])
-    table = results_table(reports, seconds, settings)
-    write_json_atomic(stage_dir / "results.json", {name: {**dataclasses.asdict(settings[name]), "report": report}
-                                                   for name, report in reports.items()})
-    write_text_atomic(stage_dir / "results.txt", table + "\n")
-    print(table)
-    return {"results": stage_dir / "results.json", "table": stage_dir / "results.txt"}
+    return run_each(config.configs(context), stage_dir, lambda model, out_dir: finetune.run(TASK, model, out_dir),
+                    results_table)
 
 
 STAGE = Stage("text_classify", TextClassifyStageConfig, inputs, run)
