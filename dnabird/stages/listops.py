@@ -13,9 +13,8 @@ from pathlib import Path
 
 from dnabird.config import build_config
 from dnabird.errors import ConfigError
-from dnabird.model.config import merge_settings
 from dnabird.pipeline import RunContext, Stage
-from dnabird.stages.named_runs import run_each
+from dnabird.stages.named_runs import named_settings, run_each
 from dnabird.text.listops import ListOpsConfig, train_listops
 from dnabird.text.training import resumable
 
@@ -36,13 +35,7 @@ class ListOpsStageConfig:
     def configs(self, context: RunContext | None = None) -> dict[str, ListOpsConfig]:
         out = {}
         for name, changes in self.models.items():
-            if not isinstance(changes, dict):
-                raise ConfigError(f"listops: models.{name}: expected a mapping of settings, got {changes!r}")
-            merged = {**self.base, **changes, "seed": self.seed}
-            merged["model_overrides"] = merge_settings(self.base.get("model_overrides") or {},
-                                                       changes.get("model_overrides") or {},
-                                                       f"listops: models.{name}.model_overrides")
-            merged["train"] = {**(self.base.get("train") or {}), **(changes.get("train") or {})}
+            merged = named_settings(self.base, name, changes, self.seed, "listops")
             if context is not None:
                 data = dict(merged.get("data") or {})
                 if data.get("directory") is None:

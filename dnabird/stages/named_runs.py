@@ -11,7 +11,24 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from dnabird.errors import ConfigError
 from dnabird.io import write_json_atomic, write_text_atomic
+
+
+def named_settings(base: dict, name: str, changes, seed: int, where: str) -> dict:
+    """One named model's settings: `changes` merged key by key over `base` (nested mappings merged, the
+    encoder's `model_overrides` as `dnabird.model.config.merge_settings` merges them), with the stage's seed."""
+    from dnabird.model.config import merge_settings
+    from dnabird.stages.finetune import merge
+
+    if changes is not None and not isinstance(changes, dict):
+        raise ConfigError(f"{where}: models.{name}: expected a mapping of settings, got {changes!r}")
+    merged = merge(base, changes or {})
+    merged["model_overrides"] = merge_settings(base.get("model_overrides") or {},
+                                               (changes or {}).get("model_overrides") or {},
+                                               f"{where}: models.{name}.model_overrides")
+    merged["seed"] = seed
+    return merged
 
 
 def run_each(settings: dict, stage_dir: Path, train_one: Callable, results_table: Callable) -> dict[str, Path]:

@@ -17,10 +17,8 @@ from pathlib import Path
 from dnabird.config import build_config
 from dnabird.errors import ConfigError
 from dnabird.finetune.report import MODEL_ROW
-from dnabird.model.config import merge_settings
 from dnabird.pipeline import RunContext, Stage
-from dnabird.stages.finetune import merge
-from dnabird.stages.named_runs import run_each
+from dnabird.stages.named_runs import named_settings, run_each
 from dnabird.text.classify import SPLITS, TASK, TextClassifyConfig
 
 
@@ -44,13 +42,7 @@ class TextClassifyStageConfig:
         """Each model's full `TextClassifyConfig` (paths from earlier stages when `context` is given)."""
         out = {}
         for name, changes in self.models.items():
-            if changes is not None and not isinstance(changes, dict):
-                raise ConfigError(f"text_classify: models.{name}: expected a mapping of settings, got {changes!r}")
-            merged = merge(self.base, changes or {})
-            merged["model_overrides"] = merge_settings(self.base.get("model_overrides") or {},
-                                                       (changes or {}).get("model_overrides") or {},
-                                                       f"text_classify: models.{name}.model_overrides")
-            merged["seed"] = self.seed
+            merged = named_settings(self.base, name, changes, self.seed, "text_classify")
             if context is not None:
                 data = dict(merged.get("data") or {})
                 for split in SPLITS:
