@@ -1,7 +1,8 @@
 """Fixtures shared by every test package.
 
 `embedded_default` builds the embedded default once per session with the same pipeline as
-`make demo` (pipelines/demo.yaml): toy genome -> corpus -> tokenizer -> shards -> a tiny model
+`make demo` (pipelines/demo.yaml), but on `toy` (3.6 Mbp, a third of the demo's genome): toy genome ->
+corpus -> tokenizer -> shards -> a tiny model
 pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens) -> that model fine-tuned on
 promoters for 6 steps on 800-bp windows, and on the toy's chromatin bundle for 6 steps -> the toy
 VCF scored (zero-shot on 200-bp windows, by the promoter and the chromatin heads) -> report.md.
@@ -47,6 +48,7 @@ FIXTURE_OVERRIDES = (
     "chromatin.bootstrap_resamples=100",
     "variants.mlm_window_bp=200",
     "variants.bootstrap_resamples=200",
+    "fetch.source=toy",
 )
 
 

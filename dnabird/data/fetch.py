@@ -5,7 +5,7 @@ against the sha256 recorded in the lock file on first download. A file already p
 verified is not downloaded again. A mismatch changes nothing the user had: a bad download is
 kept aside as `FILE.mismatch`, an existing file that fails is left where it is. A download is
 kept beside what is unpacked from it, so later runs verify it without the network. Sources with a
-`generator` are written locally by `generator.generate(out_dir, seed=...)`.
+`generator` are written locally by `generator.generate(out_dir, seed=..., **options)`.
 
 Default destination: `$DNABIRD_DATA/NAME`, where `DNABIRD_DATA` defaults to
 `$XDG_CACHE_HOME/dnabird` (that is, `~/.cache/dnabird`).
@@ -170,7 +170,13 @@ def _generate(manifest: Manifest, dest: Path, lock: LockFile) -> dict[str, Path]
     except (ImportError, AttributeError) as err:
         raise DnabirdError(f"{manifest.path or manifest.name}: generator {manifest.generator!r} has no "
                            f"importable generate(out_dir, seed) function: {err}") from err
-    outputs = {key: Path(p) for key, p in generate(dest, seed=manifest.seed).items()}
-    lock.update(manifest.name, generator=manifest.generator, seed=manifest.seed,
+    try:
+        written = generate(dest, seed=manifest.seed, **manifest.options)
+    except TypeError as err:
+        raise DnabirdError(f"{manifest.path or manifest.name}: options {manifest.options} do not fit "
+                           f"{manifest.generator}.generate: {err}") from err
+    outputs = {key: Path(p) for key, p in written.items()}
+    options = {"options": manifest.options} if manifest.options else {}
+    lock.update(manifest.name, generator=manifest.generator, seed=manifest.seed, **options,
                 outputs={key: os.path.relpath(p, dest) for key, p in outputs.items()})
     return outputs

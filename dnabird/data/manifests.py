@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -71,7 +71,7 @@ class SourceFile:
 
 @dataclass(frozen=True)
 class Manifest:
-    """A data source: downloaded `files`, or written locally by `generator.generate(out_dir, seed)`."""
+    """A data source: downloaded `files`, or written locally by `generator.generate(out_dir, seed, **options)`."""
 
     name: str
     description: str
@@ -82,11 +82,13 @@ class Manifest:
     files: tuple[SourceFile, ...] = ()
     generator: str | None = None
     seed: int = 0
+    options: dict = field(default_factory=dict)
     path: Path | None = None
 
 
 _MANIFEST_KEYS = {"name": True, "description": True, "build": True, "format": True, "license": True,
-                  "terms": False, "files": False, "generator": False, "seed": False}
+                  "terms": False, "files": False, "generator": False, "seed": False,
+                  "options": False}
 _FILE_KEYS = {"filename": True, "url": True, "mirrors": False, "size": False, "checksum": True,
               "unpack": False}
 _CHECKSUM_KEYS = {"md5": False, "sha256": False, "bsd_sum": False, "listed_in": False}
@@ -192,6 +194,12 @@ def manifest_from_dict(data: object, source: str = "<manifest>", path: Path | No
         raise ConfigError(f"{source}: seed: expected an integer, got {seed!r}")
     if "seed" in mapping and not has_generator:
         raise ConfigError(f"{source}: seed: only a generator manifest takes a seed")
+    options = mapping.get("options", {})
+    if not isinstance(options, dict) or not all(isinstance(key, str) for key in options):
+        raise ConfigError(f"{source}: options: expected a mapping of the generator's keyword arguments, "
+                          f"got {options!r}")
+    if "options" in mapping and not has_generator:
+        raise ConfigError(f"{source}: options: only a generator manifest takes options")
     terms = mapping.get("terms")
     return Manifest(
         name=name,
@@ -203,6 +211,7 @@ def manifest_from_dict(data: object, source: str = "<manifest>", path: Path | No
         files=files,
         generator=_text(mapping["generator"], f"{source}: generator") if has_generator else None,
         seed=seed,
+        options=dict(options),
         path=path,
     )
 

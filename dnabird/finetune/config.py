@@ -25,6 +25,8 @@ class FinetuneConfig:
         (inside `dnabird run`: the `tokenizer` stage's). A checkpoint trained with another tokenizer is an error.
     dropout, attention_dropout: the encoder's (and head's) dropout while fine-tuning; null keeps the
         checkpoint's (or the preset's).
+    pooling: the vector the head reads, "cls" or "mean" (`EncoderConfig.pooling`); null keeps the
+        checkpoint's (or the preset's). Saved with the fine-tuned model, so scoring reads it back.
     freeze_encoder: train the classification head only (the encoder's weights stay as loaded).
     positive_weight: weight of positive targets in the binary / multi-label loss (1: unweighted).
     epochs: when set, train.max_steps = ceil(epochs × examples per epoch / train.global_batch_size).
@@ -43,6 +45,7 @@ class FinetuneConfig:
     tokenizer: str | None = None
     dropout: float | None = None
     attention_dropout: float | None = None
+    pooling: str | None = None
     freeze_encoder: bool = False
     positive_weight: float = 1.0
     epochs: float | None = None
@@ -60,6 +63,10 @@ class FinetuneConfig:
         if self.eval_batch_size < 1 or self.bootstrap_resamples < 1:
             raise ParameterError("(eval_batch_size, bootstrap_resamples)", (self.eval_batch_size,
                                  self.bootstrap_resamples), "integers >= 1")
+        from dnabird.model.config import POOLINGS
+
+        if self.pooling is not None and self.pooling not in POOLINGS:
+            raise ParameterError("pooling", self.pooling, f"one of {POOLINGS}, or null to keep the checkpoint's")
         known = (*BINARY_METRICS, *LOWER_IS_BETTER, "median_auroc", "median_auprc", "macro_f1")
         if self.selection_metric not in known:
             raise ParameterError("selection_metric", self.selection_metric, f"one of {known}")

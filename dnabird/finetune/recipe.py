@@ -88,25 +88,26 @@ def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=Tokenizer):
     return pretrained
 
 
-def _dropout_overrides(config: FinetuneConfig) -> dict:
-    names = ("dropout", "attention_dropout")
+def _head_overrides(config: FinetuneConfig) -> dict:
+    """The encoder fields a fine-tuning config sets over the checkpoint's: dropout and pooling."""
+    names = ("dropout", "attention_dropout", "pooling")
     return {name: getattr(config, name) for name in names if getattr(config, name) is not None}
 
 
 def encoder_config(config: FinetuneConfig, tokenizer: Tokenizer | None = None, task_overrides=None):
     """The `EncoderConfig` fine-tuned: the checkpoint's, or from scratch the preset with `model_overrides`
-    (and the tokenizer's vocabulary size), with the dropout overrides on top, then the fields the task
+    (and the tokenizer's vocabulary size), with the dropout and pooling overrides on top, then the fields the task
     changes (`task_overrides(config) -> dict`, a task module's `encoder_overrides`, e.g. global attention
     at [CLS] for a Longformer pattern)."""
     from dnabird.model.config import EncoderConfig, build_encoder_config
 
-    dropouts = _dropout_overrides(config)
+    fine = _head_overrides(config)
     if config.pretrained == FROM_SCRATCH:
         fixed = {} if tokenizer is None else {"vocab_size": tokenizer.vocab_size}
-        model = build_encoder_config(config.model, config.model_overrides, **fixed, **dropouts)
+        model = build_encoder_config(config.model, config.model_overrides, **fixed, **fine)
     else:
-        model = EncoderConfig.from_dict({**read_config(config.pretrained).to_dict(), **dropouts},
-                                        source=f"{config.pretrained} with the fine-tuning dropout")
+        model = EncoderConfig.from_dict({**read_config(config.pretrained).to_dict(), **fine},
+                                        source=f"{config.pretrained} with the fine-tuning dropout and pooling")
     changes = task_overrides(model) if task_overrides is not None else {}
     return EncoderConfig.from_dict({**model.to_dict(), **changes}, source=f"{config.model} with the task's settings") \
         if changes else model

@@ -152,11 +152,11 @@ def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
 def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *, seed: int = 0,
                                 overrides: dict | None = None) -> tuple[torch.nn.Module, LoadReport]:
     """The model of `head` (`model_for_task`: a `SequenceClassifier`, or a `SpanExtractor` for a span
-    problem) whose encoder (and pooler) come from the checkpoint in `directory`.
+    problem) whose encoder (and [CLS] pooler, if it pools [CLS]) come from the checkpoint in `directory`.
 
     Pretraining heads (MLM, NSP) are dropped and the new head is initialised from `seed`; the
     returned `LoadReport` lists each group, and it is logged. `overrides` changes fields of the stored
-    `EncoderConfig` that leave the weights' shapes alone (e.g. dropout for fine-tuning).
+    `EncoderConfig` that leave the weights' shapes alone (e.g. dropout or pooling for fine-tuning).
     """
     from dnabird.model.heads import model_for_task
 
@@ -167,9 +167,10 @@ def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
         config = EncoderConfig.from_dict({**config.to_dict(), **overrides}, source=f"overrides of {directory}")
     model = model_for_task(config, head, seed=seed)
     stored = read_tensors(directory)
-    tensors = {k: v for k, v in stored.items() if k.startswith("encoder.")}
-    dropped = sorted(set(stored) - set(tensors))
     encoder_keys = {k for k in model.state_dict() if k.startswith("encoder.")}
+    # the pooler too is dropped when the new head pools the mean state (`pooling="mean"`)
+    tensors = {k: v for k, v in stored.items() if k in encoder_keys}
+    dropped = sorted(set(stored) - set(tensors))
     if encoder_keys - set(tensors):
         raise CheckpointError(f"{Path(directory) / WEIGHTS_FILE}: encoder tensors missing: "
                               f"{sorted(encoder_keys - set(tensors))[:10]}")

@@ -159,8 +159,8 @@ class EncoderLayer(nn.Module):
 
 
 class Encoder(nn.Module):
-    """Embeddings and `num_layers` encoder layers (pre-LN: then a final LayerNorm), plus the [CLS] pooler
-    (dense + tanh).
+    """Embeddings and `num_layers` encoder layers (pre-LN: then a final LayerNorm), plus, with
+    `pooling="cls"`, the [CLS] pooler (dense + tanh).
 
     Weights are initialised from `seed` alone (never the global RNG). Set `gradient_checkpointing`
     to recompute each layer's activations in the backward pass.
@@ -175,7 +175,7 @@ class Encoder(nn.Module):
             self.layers = nn.ModuleList(EncoderLayer(config, layer) for layer in range(config.num_layers))
             self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps) \
                 if config.pre_norm else None
-            self.pooler = nn.Linear(config.hidden_size, config.hidden_size)
+            self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if config.pooling == "cls" else None
         materialise(self, seed)
 
     def pattern(self, layer: int = 0, global_positions: tuple[int, ...] | None = None):
@@ -218,9 +218,16 @@ class Encoder(nn.Module):
                 x = layer(x, mask, pattern, seed, global_mask, noise)
         return x if self.final_norm is None else self.final_norm(x)
 
-    def pool(self, hidden: torch.Tensor) -> torch.Tensor:
-        """The pooled [CLS] vector [B, H]: tanh(dense(hidden[:, 0]))."""
-        return torch.tanh(self.pooler(hidden[:, 0]))
+    def pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """The pooled vector [B, H]: with `pooling="cls"` the pooler over the [CLS] state,
+        tanh(dense(hidden[:, 0])); with "mean" the mean of hidden over the tokens where `attention_mask` is
+        true (all tokens without a mask), no pooler."""
+        if self.pooler is not None:
+            return torch.tanh(self.pooler(hidden[:, 0]))
+        if attention_mask is None:
+            return hidden.mean(1)
+        weights = attention_mask.to(hidden.dtype)[..., None]  # [B, L, 1]
+        return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
 
 
 @torch.no_grad()

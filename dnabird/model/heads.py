@@ -2,9 +2,9 @@
 causal language modelling and answer spans.
 
 `PretrainingModel` = encoder + MLM (+ NSP, BERT's summed loss; `nsp=False` for MLM only, RoBERTa style);
-`SequenceClassifier` = encoder + a linear layer on the pooled [CLS] vector (binary, multi-class or
-multi-label); `CausalLanguageModel` = causal encoder + LM head (next-token logits); `SpanExtractor` = encoder
-+ a start and an end logit per token (extractive question answering).
+`SequenceClassifier` = encoder + a linear layer on the pooled vector ([CLS] or mean, `config.pooling`; binary,
+multi-class or multi-label); `CausalLanguageModel` = causal encoder + LM head (next-token logits);
+`SpanExtractor` = encoder + a start and an end logit per token (extractive question answering).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class PretrainingModel(nn.Module):
             raise ParameterError("nsp_labels", "a tensor", "None for a model without the NSP head (nsp=False)")
         hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step, global_positions=global_positions,
                               global_attention_mask=global_attention_mask)  # [B, L, H]
-        nsp_logits = None if self.nsp is None else self.nsp(self.encoder.pool(hidden))  # [B, 2]
+        nsp_logits = None if self.nsp is None else self.nsp(self.encoder.pool(hidden, attention_mask))  # [B, 2]
         words = self.encoder.embeddings.word.weight
         mlm_loss = nsp_loss = positions = None
         if mlm_labels is not None and not full_logits:
@@ -110,7 +110,7 @@ class ClassifierOutput:
 
 
 class SequenceClassifier(nn.Module):
-    """Encoder + dropout + linear layer on the pooled [CLS] vector.
+    """Encoder + dropout + linear layer on the pooled vector (`Encoder.pool`: [CLS] or mean state).
 
     problem: "binary" (one logit, BCE), "multiclass" (softmax CE) or "multilabel" (one sigmoid BCE per
     output, e.g. 919 chromatin features; `pos_weight` up-weights positives).
@@ -137,7 +137,7 @@ class SequenceClassifier(nn.Module):
                 global_attention_mask: torch.Tensor | None = None) -> ClassifierOutput:
         hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step, global_positions=global_positions,
                               global_attention_mask=global_attention_mask)
-        logits = self.classifier(self.dropout(self.encoder.pool(hidden)))  # [B, num_outputs]
+        logits = self.classifier(self.dropout(self.encoder.pool(hidden, attention_mask)))  # [B, num_outputs]
         if self.problem == "binary":
             logits = logits.squeeze(-1)  # [B]
         loss = None

@@ -206,10 +206,11 @@ def hf_config_dict(config: EncoderConfig) -> dict:
     if config.position_offset or not config.embedding_dropout_before_norm:
         raise ConfigError("Hugging Face BigBird needs position_offset=0 and "
                           "embedding_dropout_before_norm=True")
-    if config.positional != "learned" or config.pre_norm or not config.mlm_transform:
-        raise ConfigError(f"Hugging Face BigBird has learned positions, post-LN blocks and an MLM transform "
-                          f"only (this model: positional={config.positional!r}, pre_norm={config.pre_norm}, "
-                          f"mlm_transform={config.mlm_transform})")
+    if config.positional != "learned" or config.pre_norm or not config.mlm_transform or config.pooling != "cls":
+        raise ConfigError(f"Hugging Face BigBird has learned positions, post-LN blocks, an MLM transform and a "
+                          f"[CLS] pooler only (this model: positional={config.positional!r}, "
+                          f"pre_norm={config.pre_norm}, mlm_transform={config.mlm_transform}, "
+                          f"pooling={config.pooling!r})")
     return {
         "architectures": ["BigBirdForPreTraining"], "model_type": "big_bird", "vocab_size": config.vocab_size,
         "hidden_size": config.hidden_size, "num_hidden_layers": config.num_layers,

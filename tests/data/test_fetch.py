@@ -309,6 +309,30 @@ def test_generator_manifest_calls_generate_with_its_seed(tmp_path, monkeypatch):
     sys.modules.pop("tiny_generator", None)
 
 
+def test_generator_manifest_passes_its_options_and_records_them(tmp_path, monkeypatch):
+    module_dir = tmp_path / "modules"
+    module_dir.mkdir()
+    (module_dir / "scaled_generator.py").write_text(
+        "from pathlib import Path\n"
+        "def generate(out_dir, seed=0, *, scale=1.0):\n"
+        "    out = Path(out_dir) / f'seq_{seed}_{scale}.fa'\n"
+        "    out.write_text('>chrT\\n' + 'ACGT' * int(scale) + '\\n')\n"
+        "    return {'fasta': out}\n")
+    monkeypatch.syspath_prepend(str(module_dir))
+    head = "description: d\nbuild: b\nformat: fasta\nlicense: l\ngenerator: scaled_generator\nseed: 2\n"
+    manifest = tmp_path / "scaled.yaml"
+    manifest.write_text("name: scaled\n" + head + "options:\n  scale: 3\n")
+    out = fetch(manifest, tmp_path / "dest", progress=False)
+    assert out["fasta"].read_text() == ">chrT\nACGTACGTACGT\n"
+    entry = json.loads((tmp_path / "dest" / LOCK_NAME).read_text())["entries"]["scaled"]
+    assert entry["options"] == {"scale": 3} and entry["seed"] == 2
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("name: wrong\n" + head + "options:\n  size: 3\n")
+    with pytest.raises(DnabirdError, match=r"wrong.yaml: options \{'size': 3\} do not fit scaled_generator"):
+        fetch(wrong, tmp_path / "dest2", progress=False)
+    sys.modules.pop("scaled_generator", None)
+
+
 def test_generator_that_cannot_be_imported_is_named(tmp_path):
     manifest = tmp_path / "broken.yaml"
     manifest.write_text("name: broken\ndescription: d\nbuild: b\nformat: f\nlicense: l\n"

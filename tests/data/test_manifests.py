@@ -17,8 +17,8 @@ from dnabird.errors import ConfigError, ParameterError
 SHIPPED = shipped_manifest_paths()
 EXPECTED_SOURCES = {"ucsc_hg19_fa", "ensembl_grch37_75", "epdnew_hs006_hg38", "ucsc_hg38_to_hg19",
                     "deepsea_bundle", "deepsea_bundle_zenodo", "deepsea_feature_names", "deepsea_pos_bed",
-                    "hs37d5", "encode_male_hg19", "toy", "imdb", "hyperpartisan", "arxiv_classification", "triviaqa",
-                    "squad", "text8", "enwik8"}
+                    "hs37d5", "encode_male_hg19", "toy", "toy_large", "imdb", "hyperpartisan", "arxiv_classification",
+                    "triviaqa", "squad", "text8", "enwik8"}
 
 
 def base(**changes):
@@ -84,6 +84,7 @@ def test_unknown_key_fails_by_name_with_the_file(tmp_path):
      r"ending in .gz"),
     ({"files": [{"filename": "a", "url": "https://x/a", "checksum": "none", "size": -1}]}, r"size"),
     ({"generator": "dnabird.datasets.toy"}, r"exactly one of 'files'"),
+    ({"options": {"scale": 3}}, r"options: only a generator manifest takes options"),
     ({"files": [{"filename": "a", "url": "https://x/a", "checksum": {"md5": "0" * 32, "listed_in": "https://x/l"}}]},
      r"either digests or listed_in"),
     ({"name": "Bad Name"}, r"name: expected lower-case"),
@@ -106,6 +107,15 @@ def test_digests_are_normalised():
     data["files"][0]["checksum"] = {"md5": "806C02398F5AC5DA8FFD6DA2D1D5D1A9", "bsd_sum": "01234   56"}
     checksum = manifest_from_dict(data).files[0].checksum
     assert checksum.digests() == {"md5": "806c02398f5ac5da8ffd6da2d1d5d1a9", "bsd_sum": "1234 56"}
+
+
+def test_generator_options_are_validated_and_kept():
+    data = {k: v for k, v in base().items() if k != "files"}
+    assert manifest_from_dict({**data, "generator": "g", "options": {"scale": 3.0}}).options == {"scale": 3.0}
+    with pytest.raises(ConfigError, match=r"m.yaml: options: expected a mapping"):
+        manifest_from_dict({**data, "generator": "g", "options": [3]}, "m.yaml")
+    large = find_manifest("toy_large")
+    assert (large.generator, large.seed, large.options) == ("dnabird.datasets.toy", 0, {"scale": 3.0})
 
 
 def test_find_manifest_by_name_or_path(tmp_path, monkeypatch):

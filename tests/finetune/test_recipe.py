@@ -135,3 +135,20 @@ def test_epochs_set_the_number_of_steps(tokenizers, tmp_path):
     finetune("standin", config)
     steps = [json.loads(line)["step"] for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert steps[-1] == 4
+
+
+def test_pooling_is_a_fine_tuning_setting_kept_with_the_model(tokenizers, tmp_path):
+    standin_task.register()
+    from dnabird.model.config import tiny
+    from dnabird.model.heads import PretrainingModel
+
+    pretrained = tmp_path / "pretrained"   # a [CLS]-pooling checkpoint, fine-tuned with mean pooling
+    save_checkpoint(PretrainingModel(tiny(vocab_size=64, **standin_task.MODEL)), pretrained,
+                    tokenizer_files=(tokenizers[0].path,))
+    config = standin_task.config(tokenizers[0].path, tmp_path / "run", steps=3, pretrained=str(pretrained),
+                                 pooling="mean")
+    finetune("standin", config)
+    model = load_checkpoint(tmp_path / "run" / "model")
+    assert model.config.pooling == "mean" and model.encoder.pooler is None
+    with pytest.raises(ParameterError, match="pooling='max'"):
+        standin_task.config(tokenizers[0].path, tmp_path, pooling="max")

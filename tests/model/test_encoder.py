@@ -179,8 +179,10 @@ def test_rotary_encoder_has_no_position_table_and_no_hugging_face_form():
 
     model = PretrainingModel(small(positional="rotary"), seed=0)
     assert not [name for name in model.state_dict() if "position" in name]
-    for config in (small(positional="rotary"), small(pre_norm=True), small(mlm_transform=False)):
-        with pytest.raises(ConfigError, match="learned positions, post-LN blocks and an MLM transform"):
+    for config in (small(positional="rotary"), small(pre_norm=True), small(mlm_transform=False),
+                   small(pooling="mean")):
+        with pytest.raises(ConfigError, match="learned positions, post-LN blocks, an MLM transform and a "
+                                              r"\[CLS\] pooler"):
             hf_config_dict(config)
     with pytest.raises(ParameterError, match="positional"):
         small(positional="alibi")

@@ -88,6 +88,44 @@ def test_nsp_uses_pooled_cls():
         torch.testing.assert_close(model(tokens).nsp_logits, expected)
 
 
+def test_mean_pooling_averages_the_real_tokens_only_and_has_no_pooler():
+    model = SequenceClassifier(small(pooling="mean"), 3, problem="multilabel", seed=0).eval()
+    assert model.encoder.pooler is None and not [n for n in model.state_dict() if "pooler" in n]
+    tokens, _ = batch()
+    mask = torch.ones_like(tokens)
+    mask[1, 40:] = 0  # the second example has 40 real tokens
+    with torch.no_grad():
+        hidden = model.encoder(tokens, mask).double()
+        logits = model(tokens, mask).logits.double()
+    # by hand: example 0 averages its 96 states, example 1 its first 40 (padding ignored)
+    pooled = torch.stack([hidden[0].sum(0) / 96, hidden[1, :40].sum(0) / 40])
+    expected = pooled @ model.classifier.weight.double().T + model.classifier.bias.double()
+    torch.testing.assert_close(logits, expected, rtol=0, atol=1e-5)
+    # the padded tokens' states do not reach the head
+    changed = tokens.clone()
+    changed[1, 40:] = 5
+    with torch.no_grad():
+        assert torch.equal(model(changed, mask).logits[1], model(tokens, mask).logits[1])
+
+
+def test_a_mean_pooled_classifier_fine_tunes_from_a_cls_checkpoint_and_reloads_as_mean(tmp_path):
+    save_checkpoint(PretrainingModel(small(), seed=0), tmp_path / "pretrained")
+    spec = TaskSpec(task="t", problem="binary", labels=["x"], eval_length=96)
+    model, report = load_encoder_for_finetuning(tmp_path / "pretrained", spec, overrides={"pooling": "mean"})
+    assert model.encoder.pooler is None and "encoder.pooler.weight" in report.dropped
+    save_checkpoint(model, tmp_path / "tuned", task=spec)
+    reloaded = load_checkpoint(tmp_path / "tuned")
+    tokens, _ = batch()
+    assert reloaded.config.pooling == "mean"
+    with torch.no_grad():
+        torch.testing.assert_close(reloaded.eval()(tokens).logits, model.eval()(tokens).logits)
+
+
+def test_unknown_pooling_is_refused():
+    with pytest.raises(ParameterError, match="pooling"):
+        small(pooling="max")
+
+
 @pytest.mark.parametrize("problem, outputs", [("binary", 1), ("multilabel", 5), ("multiclass", 3)])
 def test_classifier_losses(problem, outputs):
     model = SequenceClassifier(small(), outputs, problem=problem, seed=0).eval()
