@@ -32,6 +32,24 @@ def test_variant_stage_counts_and_aurocs_agree_with_the_truth_file(embedded_defa
     assert report["ism"]["region"].startswith("chr") and (folder / "ism.png").stat().st_size > 0
 
 
+def test_chromatin_head_is_also_ranked_on_the_tf_motif_variants_alone(embedded_default):
+    report = json.loads((embedded_default.variants / "report.json").read_text())
+    truth = list(csv.DictReader(open(embedded_default.fasta.parent / "variant_truth.tsv"), delimiter="\t"))
+    effects = pd.read_csv(embedded_default.variants / "effects.tsv", sep="\t").set_index("id")
+    scored = {i for i in effects.index if pd.notna(effects.loc[i, "chromatin"])}
+    tf_motif = {"CTCF", "GATA", "FOXA", "YY1"}  # the toy's TF sites (toy_genome.SITE_DENSITY)
+    kind = {r["id"]: r["element"].split(":")[0] for r in truth}
+    chosen = [r for r in truth if r["id"] in scored and kind[r["id"]] in tf_motif]
+    disruptive = [r["id"] for r in chosen if r["label"] == "disruptive"]
+    controls = [r["id"] for r in chosen if r["label"] == "neutral"]
+    row = report["scorers"]["chromatin"]["auroc"]["chromatin, TF-motif variants only"]
+    assert row["distant_neutral"]["disruptive"] == len(disruptive) > 0
+    assert row["in_element_control"]["neutral"] == len(controls) > 0
+    score = effects["chromatin"]
+    wins = sum((score[d] > score[c]) + 0.5 * (score[d] == score[c]) for d in disruptive for c in controls)
+    assert row["in_element_control"]["auroc"] == pytest.approx(wins / (len(disruptive) * len(controls)), abs=1e-12)
+
+
 def test_report_lists_every_stage_with_its_time_and_links_existing_plots(embedded_default):
     text = (embedded_default.root / "report.md").read_text()
     for stage in ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "variants"):
