@@ -90,8 +90,11 @@ def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=Tokenizer):
 
 def _head_overrides(config: FinetuneConfig) -> dict:
     """The encoder fields a fine-tuning config sets over the checkpoint's: dropout and pooling."""
-    names = ("dropout", "attention_dropout", "pooling")
-    return {name: getattr(config, name) for name in names if getattr(config, name) is not None}
+    names = ("dropout", "attention_dropout", "pooling", "pool_tokens")
+    fields = {name: getattr(config, name) for name in names if getattr(config, name) is not None}
+    if fields.get("pooling", "centre") != "centre":
+        fields.setdefault("pool_tokens", 0)   # a checkpoint's centre width does not carry over
+    return fields
 
 
 def encoder_config(config: FinetuneConfig, tokenizer: Tokenizer | None = None, task_overrides=None):

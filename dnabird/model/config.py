@@ -20,7 +20,7 @@ ITC_DEFAULT = {"type": "bigbird_itc", "block_size": 64, "window_blocks": 3, "num
                "random_mode": "uniform"}
 POSITIONAL_SCHEMES = ("learned", "rotary", "spe")
 INITS = ("bert", "fan_in")
-POOLINGS = ("cls", "mean")
+POOLINGS = ("cls", "mean", "centre")
 
 
 @dataclass
@@ -71,7 +71,10 @@ class EncoderConfig:
         over the [CLS] token's last hidden state (BERT, BigBird, Hugging Face); or "mean", the mean of the
         last hidden states over the real (unpadded) tokens, no pooler (DNABERT-2's and the Nucleotide
         Transformer's choice), which a small model fine-tuned briefly on a few thousand examples learns
-        from far faster when the label rests on motifs anywhere in the input.
+        from far faster when the label rests on motifs anywhere in the input; or "centre", the mean over the
+        `pool_tokens` tokens at the middle of the real tokens, no pooler (a label of the window's central
+        bin, as DeepSEA's, read where it lies, while attention brings in the rest of the window).
+    pool_tokens: how many central tokens `pooling="centre"` averages (0 otherwise).
     initializer_range: standard deviation of the normal weight initialisation.
     init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird,
         Hugging Face); "fan_in": the layers' linear maps as PyTorch's `nn.Linear` default, weights and
@@ -105,6 +108,7 @@ class EncoderConfig:
     pre_norm: bool = False
     mlm_transform: bool = True
     pooling: str = "cls"
+    pool_tokens: int = 0
     initializer_range: float = 0.02
     init: str = "bert"
 
@@ -127,6 +131,10 @@ class EncoderConfig:
             raise ParameterError("init", self.init, f"one of {INITS}")
         if self.pooling not in POOLINGS:
             raise ParameterError("pooling", self.pooling, f"one of {POOLINGS}")
+        if not isinstance(self.pool_tokens, int) or isinstance(self.pool_tokens, bool) or \
+                (self.pool_tokens < 1 if self.pooling == "centre" else self.pool_tokens != 0):
+            raise ParameterError("pool_tokens", self.pool_tokens,
+                                 "a positive integer with pooling 'centre', else 0")
         if self.positional not in POSITIONAL_SCHEMES:
             raise ParameterError("positional", self.positional, f"one of {POSITIONAL_SCHEMES}")
         if self.positional == "rotary":

@@ -219,14 +219,21 @@ class Encoder(nn.Module):
         return x if self.final_norm is None else self.final_norm(x)
 
     def pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The pooled vector [B, H]: with `pooling="cls"` the pooler over the [CLS] state,
-        tanh(dense(hidden[:, 0])); with "mean" the mean of hidden over the tokens where `attention_mask` is
-        true (all tokens without a mask), no pooler."""
+        """The pooled vector [B, H] (`config.pooling`): "cls", the pooler over the [CLS] state,
+        tanh(dense(hidden[:, 0])); "mean", the mean of hidden over the tokens where `attention_mask` is true
+        (all tokens without a mask); "centre", the mean over the `pool_tokens` tokens starting at
+        n // 2 − pool_tokens // 2, n an example's real tokens (clipped to them)."""
         if self.pooler is not None:
             return torch.tanh(self.pooler(hidden[:, 0]))
-        if attention_mask is None:
-            return hidden.mean(1)
-        weights = attention_mask.to(hidden.dtype)[..., None]  # [B, L, 1]
+        batch, length = hidden.shape[:2]
+        real = torch.ones(batch, length, dtype=torch.bool, device=hidden.device) if attention_mask is None \
+            else attention_mask.bool()
+        if self.config.pooling == "centre":
+            count = real.sum(1, keepdim=True)  # [B, 1]
+            start = (count // 2 - self.config.pool_tokens // 2).clamp(min=0)
+            index = torch.arange(length, device=hidden.device)[None]
+            real = real & (index >= start) & (index < start + self.config.pool_tokens)
+        weights = real.to(hidden.dtype)[..., None]  # [B, L, 1]
         return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
 
 

@@ -121,6 +121,24 @@ def test_a_mean_pooled_classifier_fine_tunes_from_a_cls_checkpoint_and_reloads_a
         torch.testing.assert_close(reloaded.eval()(tokens).logits, model.eval()(tokens).logits)
 
 
+def test_centre_pooling_averages_the_middle_tokens_of_each_example():
+    model = SequenceClassifier(small(pooling="centre", pool_tokens=4), 2, problem="multilabel", seed=0).eval()
+    assert model.encoder.pooler is None
+    tokens, _ = batch()
+    mask = torch.ones_like(tokens)
+    mask[1, 41:] = 0  # 41 real tokens: the middle four are 18..21 (41 // 2 - 2 = 18); example 0: 46..49
+    with torch.no_grad():
+        hidden = model.encoder(tokens, mask).double()
+        logits = model(tokens, mask).logits.double()
+    pooled = torch.stack([hidden[0, 46:50].mean(0), hidden[1, 18:22].mean(0)])
+    expected = pooled @ model.classifier.weight.double().T + model.classifier.bias.double()
+    torch.testing.assert_close(logits, expected, rtol=0, atol=1e-5)
+    with pytest.raises(ParameterError, match="pool_tokens"):
+        small(pooling="centre")
+    with pytest.raises(ParameterError, match="pool_tokens"):
+        small(pooling="mean", pool_tokens=4)
+
+
 def test_unknown_pooling_is_refused():
     with pytest.raises(ParameterError, match="pooling"):
         small(pooling="max")
