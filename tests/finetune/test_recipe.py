@@ -152,3 +152,23 @@ def test_pooling_is_a_fine_tuning_setting_kept_with_the_model(tokenizers, tmp_pa
     assert model.config.pooling == "mean" and model.encoder.pooler is None
     with pytest.raises(ParameterError, match="pooling='max'"):
         standin_task.config(tokenizers[0].path, tmp_path, pooling="max")
+
+
+def test_a_centre_checkpoint_fine_tuned_with_other_pooling_drops_its_centre_width(tokenizers, tmp_path):
+    from dnabird.finetune.recipe import encoder_config
+    from dnabird.model.config import tiny
+    from dnabird.model.heads import PretrainingModel
+
+    pretrained = tmp_path / "pretrained"   # a checkpoint that reads the 8 central tokens
+    save_checkpoint(PretrainingModel(tiny(vocab_size=64, **standin_task.MODEL, pooling="centre", pool_tokens=8)),
+                    pretrained, tokenizer_files=(tokenizers[0].path,))
+
+    def fine_tuned(**changes):
+        config = standin_task.config(tokenizers[0].path, tmp_path / "run", pretrained=str(pretrained), **changes)
+        model = encoder_config(config)
+        return model.pooling, model.pool_tokens
+
+    assert fine_tuned() == ("centre", 8)
+    assert fine_tuned(pool_tokens=4) == ("centre", 4)
+    assert fine_tuned(pooling="mean") == ("mean", 0)
+    assert fine_tuned(pooling="cls") == ("cls", 0)
