@@ -94,6 +94,7 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
     `evaluate(model, steps_done)`, called on rank 0 every `config.eval_every` steps and after the last
     (before that step's checkpoint is written), returns metrics added to the step's record.
     """
+    owns_group = ctx is None   # then the loop joins the process group and leaves it before returning
     ctx = ctx or distributed.setup(config.device)
     out_dir, ckpt_root = Path(config.out_dir), Path(config.out_dir) / "checkpoints"
     model.to(ctx.device)
@@ -180,6 +181,9 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
     if records:
         metric_keys = [k for k in records[-1] if k not in ("step", "loss", "lr", "grad_norm", "tokens_per_s")]
         plot_learning_curve(records, out_dir / "learning_curve.png", keys=("loss", *metric_keys, "lr"))
+    if owns_group:   # a gloo group left to interpreter shutdown can abort the process (SIGABRT)
+        distributed.barrier(ctx)
+        distributed.teardown(ctx)
     return records
 
 

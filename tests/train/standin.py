@@ -86,6 +86,9 @@ def main(argv: list[str]) -> None:
     torch.set_num_threads(1)
     run(args.out_dir, steps=args.steps, resume=args.resume, global_batch=args.global_batch,
         micro_batch=args.micro_batch, dropout=args.dropout, block_at_step=args.block_at_step)
+    # train() joined the group torchrun describes, so it must leave it: a gloo group left to interpreter
+    # shutdown can abort the process
+    assert not torch.distributed.is_initialized(), "train() returned without leaving the process group"
 
 
 if __name__ == "__main__":
