@@ -28,6 +28,7 @@ class Context:
     world_size: int = 1
     local_rank: int = 0
     device: torch.device = torch.device("cpu")
+    joined: bool = False    # this call of `setup` created the process group (so `teardown` leaves it)
 
     @property
     def is_main(self) -> bool:
@@ -59,14 +60,15 @@ def setup(device: str = "auto") -> Context:
     dev = resolve_device(device, local_rank)
     if dev.type == "cuda":
         torch.cuda.set_device(dev)
-    if world_size > 1 and not dist.is_initialized():
+    joined = world_size > 1 and not dist.is_initialized()
+    if joined:
         dist.init_process_group("nccl" if dev.type == "cuda" else "gloo")
-    return Context(rank=rank, world_size=world_size, local_rank=local_rank, device=dev)
+    return Context(rank=rank, world_size=world_size, local_rank=local_rank, device=dev, joined=joined)
 
 
 def teardown(ctx: Context) -> None:
-    """Leave the process group (no-op for a single process)."""
-    if ctx.distributed and dist.is_initialized():
+    """Leave the process group `setup` joined (no-op for a single process or a group the caller made)."""
+    if ctx.joined and dist.is_initialized():
         dist.destroy_process_group()
 
 

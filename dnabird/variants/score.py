@@ -322,6 +322,7 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
         return part
     parts = [None] * ctx.world_size
     torch.distributed.all_gather_object(parts, part)
+    distributed.teardown(ctx)
     return VariantScores.concat(parts)
 
 
