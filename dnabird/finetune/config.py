@@ -25,9 +25,9 @@ class FinetuneConfig:
         (inside `dnabird run`: the `tokenizer` stage's). A checkpoint trained with another tokenizer is an error.
     dropout, attention_dropout: the encoder's (and head's) dropout while fine-tuning; null keeps the
         checkpoint's (or the preset's).
-    pooling, pool_tokens: the vector the head reads, "cls", "mean" or "centre" (over `pool_tokens` central
-        tokens; `EncoderConfig.pooling`); null keeps the checkpoint's (or the preset's). Saved with the
-        fine-tuned model, so scoring reads it back.
+    pooling, pool_tokens: the vector the head reads, "cls", "mean", "centre" (over `pool_tokens` central
+        tokens) or "centre_max" (that and the maximum over all tokens; `EncoderConfig.pooling`); null keeps
+        the checkpoint's (or the preset's). Saved with the fine-tuned model, so scoring reads it back.
     freeze_encoder: train the classification head only (the encoder's weights stay as loaded).
     positive_weight: weight of positive targets in the binary / multi-label loss (1: unweighted).
     epochs: when set, train.max_steps = ceil(epochs × examples per epoch / train.global_batch_size).

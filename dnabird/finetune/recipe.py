@@ -43,6 +43,7 @@ from dnabird.model.checkpoint import (
     read_tensors,
     save_checkpoint,
 )
+from dnabird.model.config import CENTRE_POOLINGS
 from dnabird.provenance import versions
 from dnabird.tasks import task_module
 from dnabird.train import LossOutput, checkpoint, distributed, train
@@ -92,7 +93,7 @@ def _head_overrides(config: FinetuneConfig) -> dict:
     """The encoder fields a fine-tuning config sets over the checkpoint's: dropout and pooling."""
     names = ("dropout", "attention_dropout", "pooling", "pool_tokens")
     fields = {name: getattr(config, name) for name in names if getattr(config, name) is not None}
-    if fields.get("pooling", "centre") != "centre":
+    if fields.get("pooling", "centre") not in CENTRE_POOLINGS:
         fields.setdefault("pool_tokens", 0)   # a checkpoint's centre width does not carry over
     return fields
 

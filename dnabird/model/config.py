@@ -20,7 +20,8 @@ ITC_DEFAULT = {"type": "bigbird_itc", "block_size": 64, "window_blocks": 3, "num
                "random_mode": "uniform"}
 POSITIONAL_SCHEMES = ("learned", "rotary", "spe")
 INITS = ("bert", "fan_in")
-POOLINGS = ("cls", "mean", "centre")
+POOLINGS = ("cls", "mean", "centre", "centre_max")
+CENTRE_POOLINGS = ("centre", "centre_max")  # the poolings that read `pool_tokens` central tokens
 
 
 @dataclass
@@ -73,8 +74,11 @@ class EncoderConfig:
         Transformer's choice), which a small model fine-tuned briefly on a few thousand examples learns
         from far faster when the label rests on motifs anywhere in the input; or "centre", the mean over the
         `pool_tokens` tokens at the middle of the real tokens, no pooler (a label of the window's central
-        bin, as DeepSEA's, read where it lies, while attention brings in the rest of the window).
-    pool_tokens: how many central tokens `pooling="centre"` averages (0 otherwise).
+        bin, as DeepSEA's, read where it lies, while attention brings in the rest of the window); or
+        "centre_max", that mean concatenated with the per-channel maximum over all real tokens (a vector of
+        2 × hidden_size: the central bin's state beside "is this pattern anywhere in the window", the read-out
+        of a label that rests on an element far from the bin, as DeepSEA's and Basset's max pooling).
+    pool_tokens: how many central tokens `pooling="centre"` or `"centre_max"` averages (0 otherwise).
     initializer_range: standard deviation of the normal weight initialisation.
     init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird,
         Hugging Face); "fan_in": the layers' linear maps as PyTorch's `nn.Linear` default, weights and
@@ -132,9 +136,9 @@ class EncoderConfig:
         if self.pooling not in POOLINGS:
             raise ParameterError("pooling", self.pooling, f"one of {POOLINGS}")
         if not isinstance(self.pool_tokens, int) or isinstance(self.pool_tokens, bool) or \
-                (self.pool_tokens < 1 if self.pooling == "centre" else self.pool_tokens != 0):
+                (self.pool_tokens < 1 if self.pooling in CENTRE_POOLINGS else self.pool_tokens != 0):
             raise ParameterError("pool_tokens", self.pool_tokens,
-                                 "a positive integer with pooling 'centre', else 0")
+                                 f"a positive integer with pooling {' or '.join(CENTRE_POOLINGS)}, else 0")
         if self.positional not in POSITIONAL_SCHEMES:
             raise ParameterError("positional", self.positional, f"one of {POSITIONAL_SCHEMES}")
         if self.positional == "rotary":
@@ -169,6 +173,11 @@ class EncoderConfig:
         from dnabird.attention.spe import SPESpec
 
         return SPESpec.from_dict(self.spe)
+
+    @property
+    def pooled_size(self) -> int:
+        """Width of the vector `Encoder.pool` returns (what the sequence heads read)."""
+        return 2 * self.hidden_size if self.pooling == "centre_max" else self.hidden_size
 
     @property
     def head_size(self) -> int:

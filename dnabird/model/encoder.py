@@ -16,7 +16,7 @@ from torch.utils.checkpoint import checkpoint
 from dnabird.attention import Longformer, attention
 from dnabird.attention.positional import Rotary
 from dnabird.errors import ParameterError
-from dnabird.model.config import EncoderConfig
+from dnabird.model.config import CENTRE_POOLINGS, EncoderConfig
 
 EVAL_TAG = 1  # distinguishes the fixed evaluation seed from every training step's seed
 
@@ -219,22 +219,28 @@ class Encoder(nn.Module):
         return x if self.final_norm is None else self.final_norm(x)
 
     def pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The pooled vector [B, H] (`config.pooling`): "cls", the pooler over the [CLS] state,
-        tanh(dense(hidden[:, 0])); "mean", the mean of hidden over the tokens where `attention_mask` is true
-        (all tokens without a mask); "centre", the mean over the `pool_tokens` tokens starting at
-        n // 2 − pool_tokens // 2, n an example's real tokens (clipped to them)."""
+        """The pooled vector [B, config.pooled_size] (`config.pooling`): "cls", the pooler over the [CLS]
+        state, tanh(dense(hidden[:, 0])); "mean", the mean of hidden over the tokens where `attention_mask` is
+        true (all tokens without a mask); "centre", the mean over the `pool_tokens` tokens starting at
+        n // 2 − pool_tokens // 2, n an example's real tokens (clipped to them); "centre_max", that mean
+        followed by the per-channel maximum over the real tokens."""
         if self.pooler is not None:
             return torch.tanh(self.pooler(hidden[:, 0]))
         batch, length = hidden.shape[:2]
         real = torch.ones(batch, length, dtype=torch.bool, device=hidden.device) if attention_mask is None \
             else attention_mask.bool()
-        if self.config.pooling == "centre":
+        pooled = real
+        if self.config.pooling in CENTRE_POOLINGS:
             count = real.sum(1, keepdim=True)  # [B, 1]
             start = (count // 2 - self.config.pool_tokens // 2).clamp(min=0)
             index = torch.arange(length, device=hidden.device)[None]
-            real = real & (index >= start) & (index < start + self.config.pool_tokens)
-        weights = real.to(hidden.dtype)[..., None]  # [B, L, 1]
-        return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
+            pooled = real & (index >= start) & (index < start + self.config.pool_tokens)
+        weights = pooled.to(hidden.dtype)[..., None]  # [B, L, 1]
+        mean = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
+        if self.config.pooling != "centre_max":
+            return mean
+        peak = hidden.masked_fill(~real[..., None], torch.finfo(hidden.dtype).min).amax(1)  # [B, H]
+        return torch.cat([mean, peak], dim=-1)
 
 
 @torch.no_grad()

@@ -66,7 +66,7 @@ class PretrainingModel(nn.Module):
         self.encoder = Encoder(config, seed=seed)
         with torch.device("meta"):
             self.mlm = MLMHead(config)
-            self.nsp = nn.Linear(config.hidden_size, 2) if nsp else None
+            self.nsp = nn.Linear(config.pooled_size, 2) if nsp else None
         materialise(self.mlm, seed + 1)
         if nsp:
             materialise(self.nsp, seed + 2, std=config.initializer_range)
@@ -110,7 +110,7 @@ class ClassifierOutput:
 
 
 class SequenceClassifier(nn.Module):
-    """Encoder + dropout + linear layer on the pooled vector (`Encoder.pool`: [CLS] or mean state).
+    """Encoder + dropout + linear layer on the pooled vector (`Encoder.pool`, `config.pooling`).
 
     problem: "binary" (one logit, BCE), "multiclass" (softmax CE) or "multilabel" (one sigmoid BCE per
     output, e.g. 919 chromatin features; `pos_weight` up-weights positives).
@@ -127,7 +127,7 @@ class SequenceClassifier(nn.Module):
         self.encoder = Encoder(config, seed=seed)
         self.dropout = nn.Dropout(config.dropout)
         with torch.device("meta"):
-            self.classifier = nn.Linear(config.hidden_size, num_outputs)
+            self.classifier = nn.Linear(config.pooled_size, num_outputs)
         materialise(self.classifier, seed + 3, std=config.initializer_range)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,

@@ -172,3 +172,4 @@ def test_a_centre_checkpoint_fine_tuned_with_other_pooling_drops_its_centre_widt
     assert fine_tuned(pool_tokens=4) == ("centre", 4)
     assert fine_tuned(pooling="mean") == ("mean", 0)
     assert fine_tuned(pooling="cls") == ("cls", 0)
+    assert fine_tuned(pooling="centre_max") == ("centre_max", 8)

@@ -139,6 +139,31 @@ def test_centre_pooling_averages_the_middle_tokens_of_each_example():
         small(pooling="mean", pool_tokens=4)
 
 
+def test_centre_max_pooling_concatenates_the_centre_mean_and_the_maximum_over_real_tokens():
+    model = SequenceClassifier(small(pooling="centre_max", pool_tokens=4), 2, problem="multilabel",
+                               seed=0).eval()
+    assert model.encoder.pooler is None and model.classifier.in_features == 64  # 2 x hidden
+    tokens, _ = batch()
+    mask = torch.ones_like(tokens)
+    mask[1, 41:] = 0  # 41 real tokens: centre 18..21; example 0: 46..49
+    with torch.no_grad():
+        hidden = model.encoder(tokens, mask).double()
+        logits = model(tokens, mask).logits.double()
+    # by hand, channel by channel over the real tokens only
+    peak = torch.stack([torch.tensor([max(hidden[0, :, c].tolist()) for c in range(32)]),
+                        torch.tensor([max(hidden[1, :41, c].tolist()) for c in range(32)])]).double()
+    centre = torch.stack([hidden[0, 46:50].mean(0), hidden[1, 18:22].mean(0)])
+    expected = torch.cat([centre, peak], 1) @ model.classifier.weight.double().T + model.classifier.bias.double()
+    torch.testing.assert_close(logits, expected, rtol=0, atol=1e-5)
+    # padded tokens never win the maximum, however large their states
+    changed = tokens.clone()
+    changed[1, 41:] = 5
+    with torch.no_grad():
+        assert torch.equal(model(changed, mask).logits[1], model(tokens, mask).logits[1])
+    with pytest.raises(ParameterError, match="pool_tokens"):
+        small(pooling="centre_max")
+
+
 def test_unknown_pooling_is_refused():
     with pytest.raises(ParameterError, match="pooling"):
         small(pooling="max")
