@@ -229,13 +229,13 @@ class Encoder(nn.Module):
         batch, length = hidden.shape[:2]
         real = torch.ones(batch, length, dtype=torch.bool, device=hidden.device) if attention_mask is None \
             else attention_mask.bool()
-        pooled = real
+        averaged = real  # the tokens the mean reads
         if self.config.pooling in CENTRE_POOLINGS:
             count = real.sum(1, keepdim=True)  # [B, 1]
             start = (count // 2 - self.config.pool_tokens // 2).clamp(min=0)
             index = torch.arange(length, device=hidden.device)[None]
-            pooled = real & (index >= start) & (index < start + self.config.pool_tokens)
-        weights = pooled.to(hidden.dtype)[..., None]  # [B, L, 1]
+            averaged = real & (index >= start) & (index < start + self.config.pool_tokens)
+        weights = averaged.to(hidden.dtype)[..., None]  # [B, L, 1]
         mean = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
         if self.config.pooling != "centre_max":
             return mean
