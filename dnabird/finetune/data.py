@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from dnabird.errors import ParameterError
 from dnabird.model.task_spec import TaskSpec
 
 
@@ -47,24 +48,36 @@ class EpochExamples(torch.utils.data.Dataset):
 
 
 class TokenExamples(EpochExamples):
-    """Examples whose token ids are fixed: rows of `ids` ([N, L], padded to the task's eval length)."""
+    """Examples whose token ids are fixed: rows of `ids` ([N, L], padded to the task's eval length), and
+    optionally each row's own global tokens (`global_mask`, bool [N, L]: Longformer's per-example global
+    attention, handed to the model as `global_attention_mask`)."""
 
-    def __init__(self, ids: np.ndarray, labels: np.ndarray, *, seed: int = 0, shuffle: bool = False):
+    def __init__(self, ids: np.ndarray, labels: np.ndarray, *, seed: int = 0, shuffle: bool = False,
+                 global_mask: np.ndarray | None = None):
         super().__init__(labels, seed=seed, shuffle=shuffle)
-        self.ids = ids
+        if global_mask is not None and global_mask.shape != ids.shape:
+            raise ParameterError("global_mask", global_mask.shape, f"the shape of the token ids {ids.shape}")
+        self.ids, self.global_mask = ids, global_mask
 
     def example(self, index: int, epoch: int) -> dict[str, np.ndarray]:
-        return {"input_ids": self.ids[index].astype(np.int64), "labels": self.labels[index]}
+        example = {"input_ids": self.ids[index].astype(np.int64), "labels": self.labels[index]}
+        if self.global_mask is not None:
+            example["global_attention_mask"] = self.global_mask[index].astype(bool)
+        return example
 
 
 def collate(examples: Sequence[dict[str, np.ndarray]], *, pad_id: int = 0,
             class_labels: bool = False) -> dict[str, torch.Tensor]:
-    """Stack examples into a batch: input ids, the attention mask (True where not [PAD]), zero token types
-    and labels (int64 class indices with `class_labels`, else float targets: binary and multi-label)."""
+    """Stack examples into a batch: input ids, the attention mask (True where not [PAD]), zero token types,
+    labels (int64 class indices with `class_labels`, else float targets: binary and multi-label) and, when
+    the examples carry one, the global attention mask."""
     ids = torch.from_numpy(np.stack([e["input_ids"] for e in examples]).astype(np.int64))
     labels = torch.as_tensor(np.stack([e["labels"] for e in examples]))
-    return {"input_ids": ids, "attention_mask": ids != pad_id, "token_type_ids": torch.zeros_like(ids),
-            "labels": labels.long() if class_labels else labels.float()}
+    batch = {"input_ids": ids, "attention_mask": ids != pad_id, "token_type_ids": torch.zeros_like(ids),
+             "labels": labels.long() if class_labels else labels.float()}
+    if "global_attention_mask" in examples[0]:
+        batch["global_attention_mask"] = torch.from_numpy(np.stack([e["global_attention_mask"] for e in examples]))
+    return batch
 
 
 @dataclass

@@ -32,7 +32,7 @@ def predict(model: torch.nn.Module, examples: EpochExamples, spec: TaskSpec, *, 
                         pad_id=pad_id, class_labels=spec.problem == "multiclass")
         batch = {k: v.to(device) for k, v in batch.items()}
         out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
-                    pos_weight=weight)
+                    pos_weight=weight, global_attention_mask=batch.get("global_attention_mask"))
         loss_sum += float(out.loss) * len(batch["labels"])
         logits = out.logits.float()
         scores.append((F.softmax(logits, -1) if spec.problem == "multiclass" else torch.sigmoid(logits)).cpu())

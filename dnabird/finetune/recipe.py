@@ -139,7 +139,7 @@ def classification_loss(positive_weight: float, problem: str):
         labels = batch["labels"]
         weight = None if problem == "multiclass" else torch.tensor(positive_weight, device=labels.device)
         out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=labels,
-                    pos_weight=weight, step=step)
+                    pos_weight=weight, step=step, global_attention_mask=batch.get("global_attention_mask"))
         predicted = out.logits.argmax(-1) if problem == "multiclass" else (out.logits > 0).float()
         correct = (predicted == labels).float().sum()
         return LossOutput(out.loss, int(batch["attention_mask"].sum()),

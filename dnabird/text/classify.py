@@ -6,7 +6,8 @@ Each document is `[CLS] tokens [SEP]` at a fixed `data.max_length`, keeping its 
 (`keep: head`) or its last (`keep: tail`, the truncated baseline of the long-range task). The head reads
 the pooled [CLS] vector; [CLS] attends globally: with BigBird ITC it sits in the first (global) block, and
 a Longformer pattern gets global attention at position 0 added to its settings (`encoder_overrides`, for
-a fresh model and a pretrained checkpoint alike).
+a fresh model and a pretrained checkpoint alike). `data.global_tail` gives a Longformer model per-example
+global attention on each document's last tokens too, where a task asks its question.
 
 `dnabird finetune text_classification --config F` and `dnabird text classify --config F` run it, and the
 `text_classify` stage runs several models on the same splits. The recipe validates every
@@ -50,6 +51,9 @@ class LabelledData:
         three or more labels make a multi-class task.
     max_length: tokens per document with [CLS] and [SEP] (a multiple of the attention block size);
     keep: "head" (a document's first tokens) or "tail" (its last).
+    global_tail: Longformer only: global attention also on each document's last `global_tail` tokens (its
+        [SEP] and the words before it), where a task puts its question (Longformer's per-example global
+        attention, as on a QA question's tokens); 0: [CLS] alone is global.
     """
 
     train: str | None = None
@@ -60,12 +64,16 @@ class LabelledData:
     positive_label: str | None = None
     max_length: int = 1024
     keep: str = "head"
+    global_tail: int = 0
 
     def __post_init__(self):
         if self.keep not in KEEP:
             raise ParameterError("data.keep", self.keep, f"one of {KEEP}")
         if self.max_length < 4:
             raise ParameterError("data.max_length", self.max_length, "an integer >= 4")
+        if not 0 <= self.global_tail < self.max_length:
+            raise ParameterError("data.global_tail", self.global_tail,
+                                 f"an integer in [0, max_length = {self.max_length})")
 
 
 @dataclass
@@ -92,6 +100,13 @@ def encode_documents(tokenizer: TextTokenizer, texts: list[str], *, max_length: 
         kept = tokens[:room] if keep == "head" else tokens[max(0, len(tokens) - room):]
         ids[row, :len(kept) + 2] = [tokenizer.cls_id, *kept, tokenizer.sep_id]
     return ids
+
+
+def tail_mask(ids: np.ndarray, pad_id: int, tail: int) -> np.ndarray:
+    """bool [N, L]: True at each row's last `tail` tokens before its padding (all its tokens if it has fewer)."""
+    lengths = (ids != pad_id).sum(1, keepdims=True)  # [N, 1]; padding only follows the tokens
+    positions = np.arange(ids.shape[1])[None, :]
+    return (positions < lengths) & (positions >= lengths - tail)
 
 
 def label_spec(labels: list[str], *, max_length: int, positive: str | None, tokenizer_hash: str) -> TaskSpec:
@@ -148,11 +163,14 @@ def build(config: TextClassifyConfig, tokenizer: TextTokenizer, *, block_size: i
                                                     label_field=data.label_field)
     spec = label_spec(labels["train"], max_length=data.max_length, positive=data.positive_label,
                       tokenizer_hash=tokenizer.hash)
-    examples, summary = {}, {"max_length": data.max_length, "keep": data.keep, "splits": {}}
+    examples, summary = {}, {"max_length": data.max_length, "keep": data.keep, "global_tail": data.global_tail,
+                             "splits": {}}
     for split in SPLITS:
         targets = label_targets(spec, labels[split], split)
         ids = encode_documents(tokenizer, texts[split], max_length=data.max_length, keep=data.keep)
-        examples[split] = TokenExamples(ids, targets, seed=config.seed, shuffle=split == "train")
+        global_mask = tail_mask(ids, tokenizer.pad_id, data.global_tail) if data.global_tail else None
+        examples[split] = TokenExamples(ids, targets, seed=config.seed, shuffle=split == "train",
+                                        global_mask=global_mask)
         full = ids[:, -1] != tokenizer.pad_id  # the document filled (and maybe overflowed) the input
         summary["splits"][split] = {"documents": len(targets), "file": str(getattr(data, split)),
                                     "labels": dict(sorted(Counter(labels[split]).items())),

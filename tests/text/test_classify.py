@@ -134,3 +134,65 @@ def test_fine_tunes_a_pretrained_text_checkpoint_with_global_cls(tokenizer, tmp_
     name = "encoder.embeddings.word.weight"
     assert (after[name] - before[name]).abs().max() < 2e-3 and before[name].std() > 0.01
     assert (tmp_path / "run" / "model" / tokenizer.path.name).is_file()
+
+
+def test_global_tail_marks_each_documents_last_real_tokens(tokenizer, tmp_path):
+    from dnabird.text.classify import tail_mask
+
+    pad = tokenizer.pad_id
+    ids = np.array([[7, 8, 9, 10, 11, 12], [7, 8, 9, pad, pad, pad], [7, pad, pad, pad, pad, pad]])
+    assert tail_mask(ids, pad, 2).astype(int).tolist() == [[0, 0, 0, 0, 1, 1], [0, 1, 1, 0, 0, 0],
+                                                          [1, 0, 0, 0, 0, 0]]
+    paths = {}
+    for split in ("train", "validation", "test"):
+        paths[split] = tmp_path / f"{split}.tsv"
+        paths[split].write_text("text\tlabel\none two three\tpos\nfour\tneg\n")
+    config = TextClassifyConfig(tokenizer=str(tokenizer.path), data=LabelledData(
+        **{k: str(v) for k, v in paths.items()}, max_length=8, global_tail=2))
+    data = build(config, tokenizer, block_size=4, out_dir=tmp_path)
+    # [CLS] one two three [SEP] pad pad pad: "three" and [SEP] are global; [CLS] four [SEP]: "four" and [SEP]
+    assert data.test.example(0, 0)["global_attention_mask"].astype(int).tolist() == [0, 0, 0, 1, 1, 0, 0, 0]
+    assert data.test.example(1, 0)["global_attention_mask"].astype(int).tolist() == [0, 1, 1, 0, 0, 0, 0, 0]
+    with pytest.raises(ParameterError, match="global_tail"):
+        LabelledData(max_length=8, global_tail=8)
+
+
+def test_the_recipe_hands_each_examples_global_mask_to_the_model(tokenizer):
+    """Training loss and test predictions read the examples' own global tokens: equal to the model called
+    with a hand-built `global_attention_mask`, and different from [CLS] alone."""
+    import torch
+
+    from dnabird.finetune.data import TokenExamples, collate
+    from dnabird.finetune.evaluate import predict
+    from dnabird.finetune.recipe import classification_loss
+    from dnabird.model.heads import SequenceClassifier
+    from dnabird.model.task_spec import TaskSpec
+
+    config = build_encoder_config("tiny", {"vocab_size": tokenizer.vocab_size, "dropout": 0.0, "attention": {
+        "type": "longformer", "window": 4, "block_size": 4, "global_positions": [0]}})
+    model = SequenceClassifier(config, 1, problem="binary", seed=3).eval()
+    with torch.no_grad():
+        model.classifier.weight.mul_(100.0)  # logits far from 0, so that the global tokens move them visibly
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, tokenizer.vocab_size, size=(3, 16))
+    ids[1, 10:] = tokenizer.pad_id
+    hand = np.zeros((3, 16), bool)
+    hand[0, 13:], hand[1, 7:10], hand[2, 13:] = True, True, True
+    examples = TokenExamples(ids, np.array([1.0, 0.0, 1.0], np.float32), global_mask=hand)
+    batch = collate([examples.example(i, 0) for i in range(3)], pad_id=tokenizer.pad_id)
+    with torch.no_grad():
+        own = torch.from_numpy(hand)
+        direct = model(batch["input_ids"], batch["attention_mask"], global_attention_mask=own).logits
+        hidden = model.encoder(batch["input_ids"], batch["attention_mask"], global_attention_mask=own)
+        cls_only = model.encoder(batch["input_ids"], batch["attention_mask"])
+        loss = classification_loss(1.0, "binary")(model, batch, 0).loss
+    expected_loss = torch.nn.functional.binary_cross_entropy_with_logits(direct, batch["labels"])
+    spec = TaskSpec(task="text_classification", problem="binary", labels=("pos",), eval_length=16,
+                    tokenizer_hash="0" * 64)
+    _, scores, _ = predict(model, examples, spec, batch_size=2, pad_id=tokenizer.pad_id)
+    np.testing.assert_allclose(scores, torch.sigmoid(direct).numpy(), rtol=1e-5, atol=1e-6)
+    assert float(loss) == pytest.approx(float(expected_loss), rel=1e-5)
+    assert (hidden - cls_only)[0, 5].abs().max() > 1e-2  # token 5 now also reads the global tokens 13-15
+    assert (direct - model.classifier(model.encoder.pool(cls_only)).squeeze(-1)).abs().min() > 5e-4
+    with pytest.raises(ParameterError, match="global_mask"):
+        TokenExamples(ids, np.zeros(3), global_mask=hand[:, :8])
