@@ -57,12 +57,13 @@ class TokenExamples(EpochExamples):
         super().__init__(labels, seed=seed, shuffle=shuffle)
         if global_mask is not None and global_mask.shape != ids.shape:
             raise ParameterError("global_mask", global_mask.shape, f"the shape of the token ids {ids.shape}")
-        self.ids, self.global_mask = ids, global_mask
+        self.ids = ids
+        self.global_mask = None if global_mask is None else np.asarray(global_mask, dtype=bool)
 
     def example(self, index: int, epoch: int) -> dict[str, np.ndarray]:
         example = {"input_ids": self.ids[index].astype(np.int64), "labels": self.labels[index]}
         if self.global_mask is not None:
-            example["global_attention_mask"] = self.global_mask[index].astype(bool)
+            example["global_attention_mask"] = self.global_mask[index]
         return example
 
 
