@@ -11,7 +11,8 @@ Splits: test = chr8 + chr9, valid = the first `VALID_FRACTION` of chr7, train = 
 
 Long-range features (`LONG_RANGE_FEATURES`): `plant_long_range` writes target sites (`LONG_RANGE_TARGET`,
 bound by a local TF, so their bins are TF events) into unmasked background, each with a partner element
-(`LONG_RANGE_ANCHOR` + one of `LONG_RANGE_WORDS` words) 1.5–3.5 kb away on either side. A long-range
+(`LONG_RANGE_ANCHOR`, then `LONG_RANGE_WORD_COPIES` tandem copies of one of `LONG_RANGE_WORD_COUNT`
+words: a cluster of sites, as enhancers carry) 1.5–3.5 kb away on either side. A long-range
 feature peaks over a fixed region around a target (`long_range_region`) only when its partner carries one
 of the feature's words: among the bins over that region, the word alone decides the label. Every planted
 element lies >= `LONG_RANGE_SPACING` bp from every other one (so the 1 kb around a target bin holds no
@@ -56,6 +57,7 @@ class Source:
 # the planted long-range set: target motif (TEAD-like, no CpG), partner anchor and words, placement rules
 LONG_RANGE_TARGET, LONG_RANGE_ANCHOR = "GGACATTCCTTG", "TTGACTCA"
 LONG_RANGE_WORD_COUNT, LONG_RANGE_WORD_LENGTH = 4, 12
+LONG_RANGE_WORD_COPIES = 6          # a partner carries its word in tandem copies, as enhancers cluster sites
 LONG_RANGE_DENSITY = 5_000          # placement attempts per Mbp of element chromosome
 LONG_RANGE_DISTANCE = (1_500, 3_500)  # partner start - target start, either side
 LONG_RANGE_SPACING, LONG_RANGE_EXCLUSIVE, LONG_RANGE_PAD = 1_200, 4_200, 40
@@ -133,15 +135,24 @@ class LongRangeSite:
 
     @property
     def partner_end(self) -> int:
-        return self.partner_start + len(LONG_RANGE_ANCHOR) + LONG_RANGE_WORD_LENGTH
+        return self.partner_start + PARTNER_LENGTH
+
+
+PARTNER_LENGTH = len(LONG_RANGE_ANCHOR) + LONG_RANGE_WORD_COPIES * LONG_RANGE_WORD_LENGTH
+
+
+def partner_sequence(word: str) -> str:
+    """A partner element: the anchor, then `LONG_RANGE_WORD_COPIES` tandem copies of its word."""
+    return LONG_RANGE_ANCHOR + word * LONG_RANGE_WORD_COPIES
 
 
 def long_range_words(rng: np.random.Generator) -> list[str]:
-    """`LONG_RANGE_WORD_COUNT` distinct words without CpG, >= 5 mismatches apart."""
+    """`LONG_RANGE_WORD_COUNT` distinct words without CpG (nor at the joins of a partner's copies),
+    >= 5 mismatches apart."""
     words: list[str] = []
     while len(words) < LONG_RANGE_WORD_COUNT:
         word = "".join(rng.choice(list("ACGT"), size=LONG_RANGE_WORD_LENGTH))
-        if "CG" not in word and "CG" not in LONG_RANGE_ANCHOR[-1] + word \
+        if "CG" not in LONG_RANGE_ANCHOR[-1] + word + word[0] \
                 and all(sum(a != b for a, b in zip(word, w, strict=True)) >= 5 for w in words):
             words.append(word)
     return words
@@ -167,7 +178,7 @@ def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[
 
     words = long_range_words(rng)
     sites: list[LongRangeSite] = []
-    target_len, partner_len = len(LONG_RANGE_TARGET), len(LONG_RANGE_ANCHOR) + LONG_RANGE_WORD_LENGTH
+    target_len, partner_len = len(LONG_RANGE_TARGET), PARTNER_LENGTH
     for chrom in ELEMENT_CHROMOSOMES:
         codes, busy = genome.codes[chrom], _busy(genome, chrom)
         targets: list[int] = []
@@ -185,7 +196,7 @@ def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[
             if not (free and apart and exclusive):
                 continue
             codes[target:target + target_len] = encode(LONG_RANGE_TARGET)
-            codes[partner:partner + partner_len] = encode(LONG_RANGE_ANCHOR + words[word])
+            codes[partner:partner + partner_len] = encode(partner_sequence(words[word]))
             targets.append(target)
             partners.append(partner)
             planted += [target, partner]
@@ -202,7 +213,7 @@ def long_range_truth_rows(sites: list[LongRangeSite], words: list[str]):
         labels = [int(site.word in next(s.words for s in FEATURES[name] if s.words is not None))
                   for name in LONG_RANGE_FEATURES]
         yield (site.name, site.chrom, site.target_start, site.target_end, site.partner_start, site.partner_end,
-               LONG_RANGE_ANCHOR + words[site.word], site.word,
+               partner_sequence(words[site.word]), site.word,
                *long_range_region(site.target_start, site.target_end), *labels)
 
 

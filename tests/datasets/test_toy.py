@@ -325,11 +325,16 @@ def test_long_range_truth_against_fasta_and_bundle(toy, genome):
         partners[chrom].append(p0)
     assert len(labels_of_word) == 4 and sorted(map(tuple, labels_of_word.values())) == [
         ("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
+    # a partner is an 8-bp anchor, then six tandem copies of its 12-bp word
+    units = {partner[8:20] for partner in labels_of_word}
+    assert len(units) == 4 and all(partner[8:] == partner[8:20] * 6 for partner in labels_of_word)
+    assert len({partner[:8] for partner in labels_of_word}) == 1
     for _, chrom, t0, _, p0, *_ in rows:
         t0, p0 = int(t0), int(p0)
-        # no partner word within the 1 kb a bin over the target sees; only its own within 4.1 kb
+        # not one copy of a partner word within the 1 kb a bin over the target sees; only its own
+        # partner within 4.1 kb
         near = genome[chrom][max(0, t0 - 1_100):t0 + 1_100].upper()
-        assert not any(w in near or revcomp(w) in near for w in labels_of_word)
+        assert not any(w in near or revcomp(w) in near for w in units)
         wide = genome[chrom][max(0, t0 - 4_100):t0 + 4_100].upper()
         assert sum(wide.count(w) + wide.count(revcomp(w)) for w in labels_of_word) == 1
         assert [p for p in partners[chrom] if abs(p - t0) < 4_100] == [p0]
