@@ -7,6 +7,10 @@ from its checkpoints when interrupted. Null paths come from the `text_data` stag
 the `text_tokenizer` stage. `results.json` and `results.txt` (a Markdown table) hold the results: per model
 its validation accuracy at the selected step and its test accuracy (95 % bootstrap interval) and F1, its
 wall time, then the baselines of the first model's report and the majority class.
+
+Staged training: a model whose entry says `init_from: <an earlier model's name>` starts from that model's
+fine-tuned weights (`<stage>/<name>/model`, the same tokenizer) instead of its own `pretrained`, e.g. a
+model warmed up on short inputs (`data: {max_length: 256, keep: ends}`) then trained at full length.
 """
 
 from __future__ import annotations
@@ -38,11 +42,29 @@ class TextClassifyStageConfig:
             raise ConfigError("text_classify: models: expected at least one named model")
         self.configs()  # every model's settings fail here, when the pipeline loads
 
-    def configs(self, context: RunContext | None = None) -> dict[str, TextClassifyConfig]:
-        """Each model's full `TextClassifyConfig` (paths from earlier stages when `context` is given)."""
-        out = {}
+    def init_from(self) -> dict[str, str]:
+        """name -> the earlier model it starts from, for the models that name one."""
+        sources, names = {}, list(self.models)
+        for position, (name, changes) in enumerate(self.models.items()):
+            source = (changes or {}).get("init_from") if isinstance(changes, dict) else None
+            if source is None:
+                continue
+            if source not in names[:position]:
+                raise ConfigError(f"text_classify: models.{name}.init_from: {source!r} is not a model listed "
+                                  f"before it (earlier models: {names[:position]})")
+            sources[name] = source
+        return sources
+
+    def configs(self, context: RunContext | None = None, stage_dir: Path | None = None) -> dict[str, TextClassifyConfig]:
+        """Each model's full `TextClassifyConfig` (paths from earlier stages when `context` is given; an
+        `init_from` model's `pretrained` under `stage_dir` when that is given)."""
+        out, sources = {}, self.init_from()
         for name, changes in self.models.items():
+            changes = {key: value for key, value in (changes or {}).items() if key != "init_from"} \
+                if isinstance(changes, dict) else changes
             merged = named_settings(self.base, name, changes, self.seed, "text_classify")
+            if name in sources and stage_dir is not None:
+                merged["pretrained"] = str(stage_dir / sources[name] / "model")
             if context is not None:
                 data = dict(merged.get("data") or {})
                 for split in SPLITS:
@@ -54,10 +76,10 @@ class TextClassifyStageConfig:
 
 
 def inputs(config: TextClassifyStageConfig, context: RunContext) -> list[Path]:
-    paths = set()
-    for model in config.configs(context).values():
+    paths, staged = set(), config.init_from()
+    for name, model in config.configs(context).items():
         paths |= {*(getattr(model.data, split) for split in SPLITS), model.tokenizer}
-        if model.pretrained not in (None, "none"):
+        if model.pretrained not in (None, "none") and name not in staged:
             paths.add(model.pretrained)
     return sorted(Path(p) for p in paths if p is not None)
 
@@ -98,7 +120,7 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
 def run(config: TextClassifyStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     from dnabird.stages import finetune
 
-    return run_each(config.configs(context), stage_dir, lambda model, out_dir: finetune.run(TASK, model, out_dir),
+    return run_each(config.configs(context, stage_dir), stage_dir, lambda model, out_dir: finetune.run(TASK, model, out_dir),
                     results_table)
 
 

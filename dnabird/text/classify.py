@@ -34,7 +34,7 @@ from dnabird.model.task_spec import TaskSpec
 from dnabird.train import TrainConfig
 
 TASK = "text_classification"
-KEEP = ("head", "tail")
+KEEP = ("head", "tail", "ends")
 SPLITS = ("train", "validation", "test")
 BAG_OF_WORDS_BUCKETS = 2048
 TOKENIZER = TextTokenizer  # the recipe loads this task's tokenizer (and a checkpoint's) with this class
@@ -50,7 +50,9 @@ class LabelledData:
     positive_label: the positive class of a two-class task (default: the second label in sorted order);
         three or more labels make a multi-class task.
     max_length: tokens per document with [CLS] and [SEP] (a multiple of the attention block size);
-    keep: "head" (a document's first tokens) or "tail" (its last).
+    keep: "head" (a document's first tokens), "tail" (its last) or "ends" (its first half and its last half
+        of the room, the head + tail truncation of Sun et al. 2019; a long document's ends kept short, e.g.
+        to warm a model up on short inputs before its full length).
     global_tail: Longformer only: global attention also on each document's last `global_tail` tokens (its
         [SEP] and the words before it), where a task puts its question (Longformer's per-example global
         attention, as on a QA question's tokens); 0: [CLS] alone is global.
@@ -93,11 +95,17 @@ CONFIG = TextClassifyConfig
 
 
 def encode_documents(tokenizer: TextTokenizer, texts: list[str], *, max_length: int, keep: str = "head") -> np.ndarray:
-    """int64 [N, max_length]: `[CLS] tokens [SEP]` per text, cut to its first or last tokens, padded."""
+    """int64 [N, max_length]: `[CLS] tokens [SEP]` per text, cut to its first tokens, its last, or both ends
+    (`keep`: head, tail, ends), padded."""
     ids = np.full((len(texts), max_length), tokenizer.pad_id, dtype=np.int64)
     room = max_length - 2
     for row, tokens in enumerate(tokenizer.encode(list(texts))):
-        kept = tokens[:room] if keep == "head" else tokens[max(0, len(tokens) - room):]
+        if len(tokens) <= room or keep == "head":
+            kept = tokens[:room]
+        elif keep == "tail":
+            kept = tokens[len(tokens) - room:]
+        else:
+            kept = tokens[:room // 2] + tokens[len(tokens) - (room - room // 2):]
         ids[row, :len(kept) + 2] = [tokenizer.cls_id, *kept, tokenizer.sep_id]
     return ids
 

@@ -40,6 +40,18 @@ def test_documents_keep_their_head_or_their_tail(tokenizer):
     assert head[1].tolist() == [cls, word["two"], sep, pad, pad, pad]
 
 
+def test_documents_keep_both_ends(tokenizer):
+    """keep="ends": the first half of the room and the last half (the larger half at the end)."""
+    text = " ".join(WORDS)
+    word = {w: tokenizer.encode(w)[0] for w in WORDS}
+    cls, sep, pad = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
+    even = encode_documents(tokenizer, [text, "two three"], max_length=6, keep="ends")
+    odd = encode_documents(tokenizer, [text], max_length=7, keep="ends")
+    assert even[0].tolist() == [cls, word["one"], word["two"], word["nine"], word["ten"], sep]
+    assert odd[0].tolist() == [cls, word["one"], word["two"], word["eight"], word["nine"], word["ten"], sep]
+    assert even[1].tolist() == [cls, word["two"], word["three"], sep, pad, pad]  # short: kept whole
+
+
 def test_label_sets_become_binary_or_multiclass_specs():
     binary = label_spec(["neg", "pos", "pos"], max_length=64, positive=None, tokenizer_hash="0" * 64)
     assert binary.problem == "binary" and binary.labels == ("pos",)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dnabird.model.checkpoint import read_tensors
 from dnabird.pipeline import load_pipeline, run_pipeline
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,6 +39,16 @@ def test_charlm_pipeline_prints_bpc(tmp_path, capsys):
     assert 0 < report["unigram_bpc"] < 5 and "validation BPC" in capsys.readouterr().out
 
 
+def test_init_from_must_name_an_earlier_model():
+    from dnabird.errors import ConfigError
+    from dnabird.stages.text_classify import TextClassifyStageConfig
+
+    for models in ({"a": {"init_from": "b"}, "b": {}}, {"a": {"init_from": "a"}}, {"a": {"init_from": "nope"}}):
+        with pytest.raises(ConfigError, match="init_from"):
+            TextClassifyStageConfig(models=models)
+    assert TextClassifyStageConfig(models={"a": {}, "b": {"init_from": "a"}}).init_from() == {"b": "a"}
+
+
 def test_classification_and_qa_stages(tmp_path, capsys):
     pipeline = {
         "out_dir": str(tmp_path), "seed": 0,
@@ -50,14 +61,22 @@ def test_classification_and_qa_stages(tmp_path, capsys):
                                                    "model_overrides": {"attention": {"type": "full"}}},
                                      "longformer": {"model_overrides": {"attention": {"type": "longformer",
                                                                                       "window": 32,
-                                                                                      "block_size": 16}}}}},
+                                                                                      "block_size": 16}}},
+                                     # stage 2 of a staged model: starts from the Longformer's weights
+                                     "longformer_staged": {"init_from": "longformer",
+                                                           "train": {"lr": 1.0e-4}}}},
         "text_qa": {"max_length": 256, "max_question_tokens": 16, "train": FEW_STEPS},
     }
     path = tmp_path / "pipeline.yaml"
     path.write_text(yaml.safe_dump(pipeline))
     run_pipeline(load_pipeline(path))
     results = json.loads((tmp_path / "text_classify" / "results.json").read_text())
-    assert set(results) == {"truncated", "longformer"}
+    assert set(results) == {"truncated", "longformer", "longformer_staged"}
+    stage_dir = tmp_path / "text_classify"
+    assert results["longformer_staged"]["pretrained"] == str(stage_dir / "longformer" / "model")
+    before, after = (read_tensors(stage_dir / name / "model") for name in ("longformer", "longformer_staged"))
+    name = "encoder.embeddings.word.weight"  # two steps at lr 1e-4 from the stage-1 weights, not a fresh draw
+    assert (after[name] - before[name]).abs().max() < 2e-3 and before[name].std() > 0.01
     longformer = results["longformer"]["model_overrides"]["attention"]
     assert longformer["type"] == "longformer" and results["truncated"]["data"]["keep"] == "tail"
     # through the fine-tuning recipe: a validation-selected model, test rows with the baselines beside it
@@ -67,7 +86,7 @@ def test_classification_and_qa_stages(tmp_path, capsys):
     assert set(rows) == {"fine-tuned model", "bag of words (whole document) baseline", "token count baseline"}
     assert rows["fine-tuned model"]["examples"] == 8
     table = (tmp_path / "text_classify" / "results.txt").read_text().splitlines()
-    assert len(table) == 2 + 2 + 2 + 1 and table[-1].startswith("| majority class")
+    assert len(table) == 2 + 3 + 2 + 1 and table[-1].startswith("| majority class")
     assert (tmp_path / "text_classify" / "longformer" / "metrics.jsonl").is_file()
     # the saved classifier carries global attention at [CLS] and its task.json
     config = json.loads((tmp_path / "text_classify" / "longformer" / "model" / "config.json").read_text())
