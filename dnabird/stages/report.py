@@ -76,7 +76,7 @@ def _variants(report: dict) -> tuple[str, list[str]]:
         for column, rows in entry.get("auroc", {}).items():
             cells = [f"{_interval(rows[c]['auroc'], rows[c]['interval'])} ({rows[c]['disruptive']} vs "
                      f"{rows[c]['neutral']})" for c in ("distant_neutral", "in_element_control")]
-            effect = "−LLR" if scorer == "mlm_llr" else "max \\|Δp\\|"
+            effect = entry.get("effect", "−LLR" if scorer == "mlm_llr" else "max |Δp|").replace("|", "\\|")
             lines.append(f"| {column} | {effect} | {cells[0]} | {cells[1]} | {entry['seconds']:.0f} |")
             if column == scorer:
                 heads.append(f"{scorer} AUROC {cells[0].split(' (')[0]} / {cells[1].split(' (')[0]}")

@@ -2,8 +2,10 @@
 
 Scorers (`scorers`): `mlm_llr` — the pretrained model zero-shot (effect −LLR, ALT vs REF masked
 log-likelihood, mean over ALTs); `promoter` — the promoter head in every lifted TSS window holding the
-variant (effect max |Δp|); `chromatin` — the chromatin head centred on the variant (effect max |Δp| over
-all features, and per group DNase/TF/HM). Null paths come from the `fetch`, `pretrain` and fine-tuning
+variant; `chromatin` — the chromatin head centred on the variant (overall and per group DNase/TF/HM). A
+head's effect (`effect`) is the largest change over its outputs of the log odds, |logit(p_alt) −
+logit(p_ref)| (DeepSEA's log fold change of odds; default), or of the probability, |Δp|: a probability
+near 0 or 1 moves little in p while its odds change many-fold. Null paths come from the `fetch`, `pretrain` and fine-tuning
 stages. With a truth table (`dnabird.variants.evaluate`), each scorer's AUROC of disruptive vs distant
 neutral and vs in-element-control variants, with bootstrap intervals, goes into `report.json` (for the
 chromatin head also over the TF-motif variants alone: the toy's chromatin labels follow its TF motifs,
@@ -31,6 +33,7 @@ from dnabird.pipeline import RunContext, Stage
 SCORERS = ("mlm_llr", "promoter", "chromatin")
 PROMOTER_KINDS = ("TATA", "Inr", "GCbox")
 TF_MOTIF_ROW = "chromatin, TF-motif variants only"
+EFFECTS = {"abs_logit_diff": "max |Δ log odds|", "abs_diff": "max |Δp|"}  # a head's effect -> its name
 
 
 @dataclass
@@ -48,6 +51,7 @@ class VariantsConfig:
     mlm_window_bp: int = 1000
     mlm_eval_length: int | None = None
     rc: str = "average"
+    effect: str = "abs_logit_diff"
     batch_size: int = 16
     ism_region: str | None = None
     ism_margin_bp: int = 10
@@ -60,6 +64,8 @@ class VariantsConfig:
             raise ParameterError("variants.scorers", self.scorers, f"a non-empty list of {SCORERS}")
         if self.rc not in ("average", "forward"):
             raise ParameterError("variants.rc", self.rc, '"average" or "forward"')
+        if self.effect not in EFFECTS:
+            raise ParameterError("variants.effect", self.effect, f"one of {tuple(EFFECTS)}")
 
 
 def _paths(config: VariantsConfig, context: RunContext) -> dict[str, Path | None]:
@@ -100,13 +106,13 @@ def _score(scorer: str, config: VariantsConfig, paths: dict, genome):
     return score_variants(paths[scorer], genome, paths["vcf"], method="head", rc=config.rc, **common)
 
 
-def _effects(scorer: str, scores) -> pd.DataFrame:
-    """Per variant: −LLR for mlm_llr; max |Δp| over outputs (and per group) for a head."""
+def _effects(scorer: str, scores, effect: str) -> pd.DataFrame:
+    """Per variant: −LLR for mlm_llr; for a head the maximum of `effect` over outputs (and per group)."""
     if scorer == "mlm_llr":
         table = scores.per_variant("diff", "mean", outputs=["llr"])[["id", "all"]]
         table["all"] = -table["all"]
         return table.rename(columns={"all": "mlm_llr"})
-    table = scores.per_variant("abs_diff", "max").drop(columns=["record", "chrom", "pos"])
+    table = scores.per_variant(effect, "max").drop(columns=["record", "chrom", "pos"])
     return table.rename(columns={c: scorer if c == "all" else f"{scorer}_{c}" for c in table.columns if c != "id"})
 
 
@@ -141,9 +147,10 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
         started = time.perf_counter()
         scores = _score(scorer, config, paths, genome)
         write_tsv(scores, stage_dir / f"{scorer}.tsv")
-        table = _effects(scorer, scores)
+        table = _effects(scorer, scores, config.effect)
         effects = table if effects is None else effects.merge(table, on="id", how="outer")
-        entry = {"summary": scores.summary(), "settings": scores.settings,
+        entry = {"effect": "−LLR" if scorer == "mlm_llr" else EFFECTS[config.effect],
+                 "summary": scores.summary(), "settings": scores.settings,
                  "seconds": round(time.perf_counter() - started, 1)}
         if truth is not None:
             kinds = PROMOTER_KINDS if scorer == "promoter" else None

@@ -2,9 +2,10 @@
 alleles that could not be scored — with the long table and the summary derived from them.
 
 Scores per output: `ref`/`alt` (probabilities for a classifier head — RC-averaged when both strands were
-scored — or log-likelihoods for `mlm_llr`), `diff` = alt − ref, `abs_diff`, and `logit_diff`
-(alt − ref in logits: the mean over strands of each strand's difference; log-probabilities for a
-multi-class head; not defined for `mlm_llr`, whose scores are log-scale already).
+scored — or log-likelihoods for `mlm_llr`), `diff` = alt − ref, `abs_diff`, `logit_diff`
+(alt − ref in logits, i.e. the log odds ratio: the mean over strands of each strand's difference;
+log-probabilities for a multi-class head; not defined for `mlm_llr`, whose scores are log-scale already); `abs_logit_diff` is
+derived for summaries (`per_variant`), not stored.
 """
 
 from __future__ import annotations
@@ -53,8 +54,12 @@ class VariantScores:
     def abs_diff(self) -> np.ndarray:
         return np.abs(self.diff)
 
+    @property
+    def abs_logit_diff(self) -> np.ndarray:
+        return np.abs(self.logit_diff)
+
     def array(self, kind: str) -> np.ndarray:
-        """The [n, k] array of one of `SCORE_KINDS`."""
+        """The [n, k] array of one of `SCORE_KINDS` (or `abs_logit_diff`)."""
         return getattr(self, kind)
 
     def table(self) -> pd.DataFrame:
@@ -73,9 +78,12 @@ class VariantScores:
         """One row per scored record (`record`, `id`, `chrom`, `pos`): `kind` reduced over its ALTs, windows
         and outputs (all, or the named `outputs`) — in column `all`, and per named output group (not ".")
         in a column named after the group.
-        reduce: "max" (e.g. the largest |diff| of any chromatin feature) or "mean"."""
+        kind: one of `SCORE_KINDS` or "abs_logit_diff"; reduce: "max" (e.g. the largest |diff| of any
+        chromatin feature) or "mean"."""
         if reduce not in ("max", "mean"):
             raise ParameterError("reduce", reduce, '"max" or "mean"')
+        if kind not in (*SCORE_KINDS, "abs_logit_diff"):
+            raise ParameterError("kind", kind, f"one of {(*SCORE_KINDS, 'abs_logit_diff')}")
         unknown = [name for name in outputs or () if name not in self.outputs]
         if unknown:
             raise ParameterError("outputs", unknown, f"names among {list(self.outputs)}")

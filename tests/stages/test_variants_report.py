@@ -3,6 +3,7 @@
 import csv
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -48,6 +49,19 @@ def test_chromatin_head_is_also_ranked_on_the_tf_motif_variants_alone(embedded_d
     score = effects["chromatin"]
     wins = sum((score[d] > score[c]) + 0.5 * (score[d] == score[c]) for d in disruptive for c in controls)
     assert row["in_element_control"]["auroc"] == pytest.approx(wins / (len(disruptive) * len(controls)), abs=1e-12)
+
+
+def test_head_effect_is_the_largest_log_odds_change_of_the_long_table(embedded_default):
+    """effects.tsv's chromatin column = per variant, the max over ALTs, windows and features of the
+    |log odds ratio| written in chromatin.tsv (RC-averaged: the mean of the strands' ratios)."""
+    report = json.loads((embedded_default.variants / "report.json").read_text())
+    assert report["scorers"]["chromatin"]["effect"] == "max |Δ log odds|"
+    effects = pd.read_csv(embedded_default.variants / "effects.tsv", sep="\t").set_index("id")
+    long = pd.read_csv(embedded_default.variants / "chromatin.tsv", sep="\t", comment="#")
+    expected = long["logit_diff"].abs().groupby(long["id"]).max()
+    assert len(expected) > 20
+    assert np.allclose(effects.loc[expected.index, "chromatin"], expected, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(expected, long["abs_diff"].groupby(long["id"]).max())  # not |Δp|
 
 
 def test_report_lists_every_stage_with_its_time_and_links_existing_plots(embedded_default):

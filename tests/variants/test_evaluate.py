@@ -27,6 +27,13 @@ def test_per_variant_reduces_alleles_windows_and_outputs_by_hand():
     mean = hand_scores().per_variant("diff", "mean", outputs=["b"]).set_index("id")
     assert mean.loc["v0", "all"] == pytest.approx((0.1 - 0.3) / 2) and mean.loc["v1", "all"] == pytest.approx(0.0)
     assert list(mean.columns) == ["record", "chrom", "pos", "all", "X"]
+    logits = hand_scores()
+    logits.logit_diff = np.array([[-2.0, 0.5, 0.0], [0.0, -1.5, 3.0], [0.4, 0.0, -0.7]])
+    odds = logits.per_variant("abs_logit_diff", "max").set_index("id")
+    assert odds.loc["v0", ["all", "X", "Y"]].tolist() == pytest.approx([3.0, 2.0, 3.0])
+    assert odds.loc["v1", ["all", "X", "Y"]].tolist() == pytest.approx([0.7, 0.4, 0.7])
+    with pytest.raises(ParameterError, match="kind"):
+        hand_scores().per_variant("abs_logit")
     with pytest.raises(ParameterError, match="outputs"):
         hand_scores().per_variant(outputs=["z"])
     with pytest.raises(ParameterError, match="reduce"):
