@@ -28,6 +28,8 @@ class FinetuneConfig:
     pooling, pool_tokens: the vector the head reads, "cls", "mean", "centre" (over `pool_tokens` central
         tokens) or "centre_max" (that and the maximum over all tokens; `EncoderConfig.pooling`); null keeps
         the checkpoint's (or the preset's). Saved with the fine-tuned model, so scoring reads it back.
+    local_max_tokens: "centre_max" only, the maximum over this many central tokens beside the window's
+        (`EncoderConfig.local_max_tokens`); null: 0.
     freeze_encoder: train the classification head only (the encoder's weights stay as loaded).
     positive_weight: weight of positive targets in the binary / multi-label loss (1: unweighted).
     epochs: when set, train.max_steps = ceil(epochs × examples per epoch / train.global_batch_size).
@@ -48,6 +50,7 @@ class FinetuneConfig:
     attention_dropout: float | None = None
     pooling: str | None = None
     pool_tokens: int | None = None
+    local_max_tokens: int | None = None
     freeze_encoder: bool = False
     positive_weight: float = 1.0
     epochs: float | None = None

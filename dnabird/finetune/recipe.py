@@ -91,10 +91,12 @@ def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=Tokenizer):
 
 def _head_overrides(config: FinetuneConfig) -> dict:
     """The encoder fields a fine-tuning config sets over the checkpoint's: dropout and pooling."""
-    names = ("dropout", "attention_dropout", "pooling", "pool_tokens")
+    names = ("dropout", "attention_dropout", "pooling", "pool_tokens", "local_max_tokens")
     fields = {name: getattr(config, name) for name in names if getattr(config, name) is not None}
     if fields.get("pooling", "centre") not in CENTRE_POOLINGS:
         fields.setdefault("pool_tokens", 0)   # a checkpoint's centre width does not carry over
+    if "pooling" in fields:
+        fields.setdefault("local_max_tokens", 0)  # nor its local maximum
     return fields
 
 

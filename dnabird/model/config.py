@@ -79,6 +79,9 @@ class EncoderConfig:
         2 × hidden_size: the central bin's state beside "is this pattern anywhere in the window", the read-out
         of a label that rests on an element far from the bin, as DeepSEA's and Basset's max pooling).
     pool_tokens: how many central tokens `pooling="centre"` or `"centre_max"` averages (0 otherwise).
+    local_max_tokens: `"centre_max"` only: when > 0, the per-channel maximum over this many central tokens
+        goes between the mean and the window's maximum (3 × hidden_size): "is this pattern near the bin"
+        beside "anywhere in the window", so a long window keeps the local read-out a short window has.
     initializer_range: standard deviation of the normal weight initialisation.
     init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird,
         Hugging Face); "fan_in": the layers' linear maps as PyTorch's `nn.Linear` default, weights and
@@ -113,6 +116,7 @@ class EncoderConfig:
     mlm_transform: bool = True
     pooling: str = "cls"
     pool_tokens: int = 0
+    local_max_tokens: int = 0
     initializer_range: float = 0.02
     init: str = "bert"
 
@@ -139,6 +143,10 @@ class EncoderConfig:
                 (self.pool_tokens < 1 if self.pooling in CENTRE_POOLINGS else self.pool_tokens != 0):
             raise ParameterError("pool_tokens", self.pool_tokens,
                                  f"a positive integer with pooling {' or '.join(CENTRE_POOLINGS)}, else 0")
+        if not isinstance(self.local_max_tokens, int) or isinstance(self.local_max_tokens, bool) or \
+                self.local_max_tokens < 0 or (self.local_max_tokens and self.pooling != "centre_max"):
+            raise ParameterError("local_max_tokens", self.local_max_tokens,
+                                 "a non-negative integer, and 0 unless pooling is 'centre_max'")
         if self.positional not in POSITIONAL_SCHEMES:
             raise ParameterError("positional", self.positional, f"one of {POSITIONAL_SCHEMES}")
         if self.positional == "rotary":
@@ -177,7 +185,9 @@ class EncoderConfig:
     @property
     def pooled_size(self) -> int:
         """Width of the vector `Encoder.pool` returns (what the sequence heads read)."""
-        return 2 * self.hidden_size if self.pooling == "centre_max" else self.hidden_size
+        if self.pooling != "centre_max":
+            return self.hidden_size
+        return (3 if self.local_max_tokens else 2) * self.hidden_size
 
     @property
     def head_size(self) -> int:

@@ -223,24 +223,30 @@ class Encoder(nn.Module):
         state, tanh(dense(hidden[:, 0])); "mean", the mean of hidden over the tokens where `attention_mask` is
         true (all tokens without a mask); "centre", the mean over the `pool_tokens` tokens starting at
         n // 2 − pool_tokens // 2, n an example's real tokens (clipped to them); "centre_max", that mean
-        followed by the per-channel maximum over the real tokens."""
+        followed by the per-channel maximum over the real tokens (with `local_max_tokens`, the maximum over
+        that many central tokens, placed alike, between the two)."""
         if self.pooler is not None:
             return torch.tanh(self.pooler(hidden[:, 0]))
         batch, length = hidden.shape[:2]
         real = torch.ones(batch, length, dtype=torch.bool, device=hidden.device) if attention_mask is None \
             else attention_mask.bool()
-        averaged = real  # the tokens the mean reads
-        if self.config.pooling in CENTRE_POOLINGS:
-            count = real.sum(1, keepdim=True)  # [B, 1]
-            start = (count // 2 - self.config.pool_tokens // 2).clamp(min=0)
-            index = torch.arange(length, device=hidden.device)[None]
-            averaged = real & (index >= start) & (index < start + self.config.pool_tokens)
+        count = real.sum(1, keepdim=True)  # [B, 1]
+        index = torch.arange(length, device=hidden.device)[None]
+
+        def central(tokens: int) -> torch.Tensor:  # [B, L]: the `tokens` real tokens at the middle
+            start = (count // 2 - tokens // 2).clamp(min=0)
+            return real & (index >= start) & (index < start + tokens)
+
+        def peak(where: torch.Tensor) -> torch.Tensor:  # [B, H]: per-channel maximum over `where`
+            return hidden.masked_fill(~where[..., None], torch.finfo(hidden.dtype).min).amax(1)
+
+        averaged = central(self.config.pool_tokens) if self.config.pooling in CENTRE_POOLINGS else real
         weights = averaged.to(hidden.dtype)[..., None]  # [B, L, 1]
         mean = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
         if self.config.pooling != "centre_max":
             return mean
-        peak = hidden.masked_fill(~real[..., None], torch.finfo(hidden.dtype).min).amax(1)  # [B, H]
-        return torch.cat([mean, peak], dim=-1)
+        local = [peak(central(self.config.local_max_tokens))] if self.config.local_max_tokens else []
+        return torch.cat([mean, *local, peak(real)], dim=-1)
 
 
 @torch.no_grad()

@@ -164,6 +164,32 @@ def test_centre_max_pooling_concatenates_the_centre_mean_and_the_maximum_over_re
         small(pooling="centre_max")
 
 
+def test_centre_max_pooling_with_a_local_maximum_between_the_mean_and_the_window_maximum():
+    model = SequenceClassifier(small(pooling="centre_max", pool_tokens=4, local_max_tokens=10), 2,
+                               problem="multilabel", seed=0).eval()
+    assert model.classifier.in_features == 96  # 3 x hidden
+    tokens, _ = batch()
+    mask = torch.ones_like(tokens)
+    mask[1, 41:] = 0  # 41 real tokens: mean over 18..21, local maximum over 15..24; example 0: 46..49, 43..52
+    with torch.no_grad():
+        hidden = model.encoder(tokens, mask).double()
+        logits = model(tokens, mask).logits.double()
+
+    def channel_max(rows):  # by hand, channel by channel
+        return torch.tensor([max(rows[:, c].tolist()) for c in range(32)]).double()
+
+    centre = torch.stack([hidden[0, 46:50].mean(0), hidden[1, 18:22].mean(0)])
+    local = torch.stack([channel_max(hidden[0, 43:53]), channel_max(hidden[1, 15:25])])
+    window = torch.stack([channel_max(hidden[0]), channel_max(hidden[1, :41])])
+    expected = torch.cat([centre, local, window], 1) @ model.classifier.weight.double().T \
+        + model.classifier.bias.double()
+    torch.testing.assert_close(logits, expected, rtol=0, atol=1e-5)
+    for bad in (dict(pooling="centre", pool_tokens=4, local_max_tokens=8),
+                dict(pooling="centre_max", pool_tokens=4, local_max_tokens=-1)):
+        with pytest.raises(ParameterError, match="local_max_tokens"):
+            small(**bad)
+
+
 def test_unknown_pooling_is_refused():
     with pytest.raises(ParameterError, match="pooling"):
         small(pooling="max")

@@ -108,14 +108,20 @@ def test_chromatin_compare_pipeline_runs_both_models_into_one_table(embedded_def
         "scratch"]["title"]
 
 
-@pytest.mark.manual  # pipelines/long_context.yaml: two runs on 1-kb and 8-kb windows, ~an hour on 2 CPU cores
-def test_long_context_acceptance(embedded_default, tmp_path):
-    """§4's acceptance on the planted long-range features: 8 kb >= 1 kb + 0.10 with intervals apart, the
-    1 kb interval around 0.5; the local groups within 0.05 of each other."""
-    data = embedded_default.root / "data"
+@pytest.mark.manual  # pipelines/long_context.yaml: 1,200 steps on 1-kb and on 8-kb windows, ~45 min on 2 cores
+def test_long_context_acceptance(tmp_path):
+    """§4's acceptance on the planted long-range features, measured as the README reports it: on a finished
+    `make demo` run (DNABIRD_DEMO_DIR, default runs/demo): 8 kb >= 1 kb + 0.10 with intervals apart, the 1 kb
+    interval around 0.5; the local groups within 0.05 of each other."""
+    import os
+
+    demo = Path(os.environ.get("DNABIRD_DEMO_DIR", ROOT / "runs" / "demo"))
+    if not (demo / "pretrain" / "model").is_dir():
+        pytest.skip(f"no finished demo run in {demo} (run `make demo` first)")
+    data = demo / "data"
     result = _dnabird("-q", "run", ROOT / "pipelines" / "long_context.yaml", f"out_dir={tmp_path}",
-                      f"chromatin_compare.pretrained={embedded_default.checkpoint}",
-                      f"chromatin_compare.tokenizer={embedded_default.tokenizer}",
+                      f"chromatin_compare.pretrained={demo / 'pretrain' / 'model'}",
+                      f"chromatin_compare.tokenizer={demo / 'tokenizer' / 'dna.model'}",
                       *(f"chromatin_compare.data.{key}={data / name}" for key, name in (
                           ("features", "predictor.names"), ("train_mat", "train.mat"), ("valid_mat", "valid.mat"),
                           ("test_mat", "test.mat"), ("bins", "deepsea_bins.bed"), ("genome", "toy_hg19.fa"),
