@@ -55,7 +55,8 @@ class TextClassifyStageConfig:
             sources[name] = source
         return sources
 
-    def configs(self, context: RunContext | None = None, stage_dir: Path | None = None) -> dict[str, TextClassifyConfig]:
+    def configs(self, context: RunContext | None = None,
+                stage_dir: Path | None = None) -> dict[str, TextClassifyConfig]:
         """Each model's full `TextClassifyConfig` (paths from earlier stages when `context` is given; an
         `init_from` model's `pretrained` under `stage_dir` when that is given)."""
         out, sources = {}, self.init_from()
@@ -120,8 +121,8 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
 def run(config: TextClassifyStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     from dnabird.stages import finetune
 
-    return run_each(config.configs(context, stage_dir), stage_dir, lambda model, out_dir: finetune.run(TASK, model, out_dir),
-                    results_table)
+    return run_each(config.configs(context, stage_dir), stage_dir,
+                    lambda model, out_dir: finetune.run(TASK, model, out_dir), results_table)
 
 
 STAGE = Stage("text_classify", TextClassifyStageConfig, inputs, run)

@@ -2,11 +2,11 @@
 
 Scorers (`scorers`): `mlm_llr` — the pretrained model zero-shot (effect −LLR, ALT vs REF masked
 log-likelihood, mean over ALTs); `promoter` — the promoter head in every lifted TSS window holding the
-variant; `chromatin` — the chromatin head centred on the variant (overall and per group DNase/TF/HM). A
-head's effect (`effect`) is the largest change over its outputs of the log odds, |logit(p_alt) −
-logit(p_ref)| (DeepSEA's log fold change of odds; default), or of the probability, |Δp|: a probability
-near 0 or 1 moves little in p while its odds change many-fold. Null paths come from the `fetch`, `pretrain` and fine-tuning
-stages. With a truth table (`dnabird.variants.evaluate`), each scorer's AUROC of disruptive vs distant
+variant; `chromatin` — the chromatin head centred on the variant (overall and per group DNase/TF/HM).
+A head's effect (`effect`) is the largest change over its outputs of the log odds,
+|logit(p_alt) − logit(p_ref)| (DeepSEA's log fold change of odds; default), or of the probability,
+|Δp|: a probability near 0 or 1 moves little in p while its odds change many-fold.
+Null paths come from the `fetch`, `pretrain` and fine-tuning stages. With a truth table (`dnabird.variants.evaluate`), each scorer's AUROC of disruptive vs distant
 neutral and vs in-element-control variants, with bootstrap intervals, goes into `report.json` (for the
 chromatin head also over the TF-motif variants alone: the toy's chromatin labels follow its TF motifs,
 while a promoter's peaks do not hang on any one of its boxes).

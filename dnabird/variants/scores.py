@@ -4,8 +4,8 @@ alleles that could not be scored — with the long table and the summary derived
 Scores per output: `ref`/`alt` (probabilities for a classifier head — RC-averaged when both strands were
 scored — or log-likelihoods for `mlm_llr`), `diff` = alt − ref, `abs_diff`, `logit_diff`
 (alt − ref in logits, i.e. the log odds ratio: the mean over strands of each strand's difference;
-log-probabilities for a multi-class head; not defined for `mlm_llr`, whose scores are log-scale already); `abs_logit_diff` is
-derived for summaries (`per_variant`), not stored.
+log-probabilities for a multi-class head; not defined for `mlm_llr`, whose scores are log-scale
+already); `abs_logit_diff` is derived for summaries (`per_variant`), not stored.
 """
 
 from __future__ import annotations
