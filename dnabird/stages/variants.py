@@ -6,10 +6,11 @@ variant; `chromatin` — the chromatin head centred on the variant (overall and 
 A head's effect (`effect`) is the largest change over its outputs of the log odds,
 |logit(p_alt) − logit(p_ref)| (DeepSEA's log fold change of odds; default), or of the probability,
 |Δp|: a probability near 0 or 1 moves little in p while its odds change many-fold.
-Null paths come from the `fetch`, `pretrain` and fine-tuning stages. With a truth table (`dnabird.variants.evaluate`), each scorer's AUROC of disruptive vs distant
-neutral and vs in-element-control variants, with bootstrap intervals, goes into `report.json` (for the
-chromatin head also over the TF-motif variants alone: the toy's chromatin labels follow its TF motifs,
-while a promoter's peaks do not hang on any one of its boxes).
+Null paths come from the `fetch`, `pretrain` and fine-tuning stages. With a truth table
+(`dnabird.variants.evaluate`), each scorer's AUROC of disruptive vs distant neutral and vs
+in-element-control variants, with bootstrap intervals, goes into `report.json` (for the chromatin head
+also over the TF-motif variants alone: the toy's chromatin labels follow its TF motifs, while a
+promoter's peaks do not hang on any one of its boxes).
 
 Outputs: `<scorer>.tsv` (the long table of `VariantScores`), `effects.tsv` (one row per variant, one
 column per scorer and group), `report.json`, `effects.png`, and a saturation-mutagenesis map
