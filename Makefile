@@ -25,7 +25,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 install: $(VENV)/.installed
 
 lint: install
-	$(BIN)/ruff check dnabird tests benchmarks
+	$(BIN)/ruff check dnabird tests benchmarks notebooks
 
 test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
