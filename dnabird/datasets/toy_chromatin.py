@@ -2,7 +2,12 @@
 
 Peaks follow the planted structure: DNase at promoters and at the motif sites active in each cell,
 TF peaks at their motif sites (CTCF occupancy shared across cells: a site bound in K562 is bound in
-GM12878), Pol2 at TSSs, H3K4me3 over CpG islands, H3K27ac at promoters and GATA enhancers.
+GM12878), Pol2 at TSSs, TBP at promoters with a TATA box, H3K4me3 over CpG islands, H3K27ac at promoters
+and GATA enhancers; and, as ChIP-seq calls many weak or indirect events, MAX peaks at low-affinity
+background sites (`BACKGROUND_DENSITY` per Mbp, at least `BACKGROUND_CLEARANCE` bp from every planted
+element and island) that carry no planted motif. DeepSEA keeps only bins with a TF label, so without
+those the training set would hold no plain background: a model would meet it first at scoring time
+(where a distant variant lies) and take it for a promoter.
 
 The bundle follows DeepSEA's rules: 200-bp bins, a label is 1 when more than 100 bp of the bin lie in
 a peak of that feature, only bins with at least one TF label are kept, each input is the 1000 bp
@@ -48,7 +53,8 @@ class Source:
     """Where a feature's peaks come from: `fraction` of the instances of `kind`, with half-widths;
     `words`: only the long-range targets whose partner carries one of these words."""
 
-    kind: str  # "promoter" (TSS), "island" (CpG island span), "target" (long-range) or a motif kind ("CTCF", …)
+    kind: str  # "promoter" (TSS; "tata_promoter": those with a TATA box), "island" (CpG island span),
+    # "target" (long-range), "background" or a motif kind ("CTCF", …)
     fraction: float
     half_width: tuple[int, int]
     words: tuple[int, ...] | None = None
@@ -62,6 +68,9 @@ LONG_RANGE_DENSITY = 5_000          # placement attempts per Mbp of element chro
 LONG_RANGE_DISTANCE = (1_500, 3_500)  # partner start - target start, either side
 LONG_RANGE_SPACING, LONG_RANGE_EXCLUSIVE, LONG_RANGE_PAD = 1_200, 4_200, 40
 LONG_RANGE_HALF = 400  # a long-range peak is exactly the target's centre ± 400 bp (no random width or shift)
+
+
+BACKGROUND_DENSITY, BACKGROUND_CLEARANCE = 100, 1_000  # low-affinity sites per Mbp; bp from any element
 
 
 def long_range_region(start: int, end: int) -> tuple[int, int]:
@@ -82,8 +91,10 @@ FEATURES: dict[str, tuple[Source, ...]] = {
     "K562|CTCF|None": (Source("CTCF", 0.7, (100, 200)),),
     "K562|GATA-1|None": (Source("GATA", 0.9, (100, 250)),),
     "HepG2|FOXA1|None": (Source("FOXA", 0.9, (100, 250)),),
+    "K562|TBP|None": (Source("tata_promoter", 0.9, (100, 200)),),
     "K562|Pol2|None": (Source("promoter", 0.8, (150, 300)),),
     "GM12878|YY1|None": (Source("YY1", 0.8, (100, 200)), Source("island", 0.3, (0, 100))),
+    "K562|MAX|None": (Source("background", 1.0, (100, 200)),),
     # bound at every target over the long-range region: every bin a long-range label could mark is a TF event
     "HepG2|TEAD4|None": (Source("target", 1.0, (LONG_RANGE_HALF, LONG_RANGE_HALF + 1), words=(0, 1, 2, 3)),),
     "HepG2|EP300|None": (Source("target", 1.0, (LONG_RANGE_HALF, LONG_RANGE_HALF + 1), words=(0, 2)),),
@@ -221,13 +232,40 @@ LONG_RANGE_TRUTH_HEADER = "\t".join(("name", "chrom", "target_start", "target_en
                                      "partner_sequence", "word", "region_start", "region_end", *LONG_RANGE_FEATURES))
 
 
-def _instances(genome: ToyGenome, kind: str, words: tuple[int, ...] | None = None) -> list[tuple[str, int, int]]:
+def background_sites(genome: ToyGenome, rng: np.random.Generator) -> list[tuple[str, int, int]]:
+    """Low-affinity sites (1 bp): random positions of each element chromosome at least
+    `BACKGROUND_CLEARANCE` bp from every gap, planted element, island, promoter and long-range element."""
+    sites = []
+    for chrom in ELEMENT_CHROMOSOMES:
+        codes = genome.codes[chrom]
+        near = codes == 4
+        loci = [(g.start, g.end) for g in genome.gaps if g.chrom == chrom]
+        loci += [(e.start, e.end) for e in genome.elements if e.chrom == chrom]
+        loci += [(i.start, i.end) for i in genome.islands if i.chrom == chrom]
+        loci += [(p.tss, p.tss + 1) for p in genome.promoters if p.chrom == chrom]
+        loci += [(s.target_start, s.target_end) for s in genome.long_range if s.chrom == chrom]
+        loci += [(s.partner_start, s.partner_end) for s in genome.long_range if s.chrom == chrom]
+        for start, end in loci:
+            near[max(0, start - BACKGROUND_CLEARANCE):end + BACKGROUND_CLEARANCE] = True
+        near[:EDGE_MARGIN] = near[-EDGE_MARGIN:] = True
+        free = np.flatnonzero(~near)
+        count = min(len(free), int(round(BACKGROUND_DENSITY * len(codes) / 1e6)))
+        sites += [(chrom, int(p), int(p) + 1) for p in np.sort(rng.choice(free, size=count, replace=False))]
+    return sites
+
+
+def _instances(genome: ToyGenome, kind: str, words: tuple[int, ...] | None = None,
+               background: list[tuple[str, int, int]] | None = None) -> list[tuple[str, int, int]]:
     """(chrom, start, end) of every instance a source can draw peaks from."""
+    if kind == "background":
+        return background or []
     if kind == "target":
         return [(s.chrom, s.target_start, s.target_end) for s in getattr(genome, "long_range", [])
                 if words is None or s.word in words]
     if kind == "promoter":
         return [(p.chrom, p.tss, p.tss + 1) for p in genome.promoters]
+    if kind == "tata_promoter":
+        return [(p.chrom, p.tss, p.tss + 1) for p in genome.promoters if p.tata]
     if kind == "island":
         return [(i.chrom, i.start, i.end) for i in genome.islands]
     return [(e.chrom, e.start, e.end) for e in genome.elements if e.kind == kind]
@@ -236,14 +274,15 @@ def _instances(genome: ToyGenome, kind: str, words: tuple[int, ...] | None = Non
 def call_peaks(genome: ToyGenome, rng: np.random.Generator) -> list[tuple[str, int, int, str]]:
     """Peaks of every feature, merged per feature, sorted by chromosome, start, end."""
     kinds = {source.kind for sources in FEATURES.values() for source in sources}
-    occupancy = {kind: rng.random(len(_instances(genome, kind))) for kind in sorted(kinds)}
+    background = background_sites(genome, rng)
+    occupancy = {kind: rng.random(len(_instances(genome, kind, background=background))) for kind in sorted(kinds)}
     order = list(genome.codes)
     peaks = []
     for name, sources in FEATURES.items():
         intervals = []
         for source in sources:
-            instances = _instances(genome, source.kind)
-            chosen = set(_instances(genome, source.kind, source.words))
+            instances = _instances(genome, source.kind, background=background)
+            chosen = set(_instances(genome, source.kind, source.words, background))
             for (chrom, start, end), u in zip(instances, occupancy[source.kind], strict=True):
                 if u >= source.fraction or (chrom, start, end) not in chosen:
                     continue

@@ -1,7 +1,8 @@
 """Variants on the toy genome, with truth labels for judging variant-effect scores.
 
-- "disruptive": an SNV at a core base of a planted element (promoter TATA/Inr/GC box, TF motif),
-  or a deletion of a whole TATA box;
+- "disruptive": an SNV at a core base of a planted element (promoter TATA/Inr/GC box, TF motif), as many
+  of each kind (every promoter has an initiator: drawn over all elements, initiators would outnumber every
+  other kind and the set would measure one element), or a deletion of a whole TATA box;
 - "neutral": SNVs and indels at least `NEUTRAL_DISTANCE` bp from every element, CpG island and peak,
   plus a multi-allelic site and a variant at the last base of a chromosome; and in-element controls:
   one SNV beside each disrupted element, `CONTROL_FLANK` bp from its motif, touching no motif (its
@@ -26,8 +27,8 @@ from dnabird.datasets.toy_genome import (
     reverse_complement,
 )
 
-DISRUPTIVE_SNVS, NEUTRAL_SNVS = 30, 30
 DISRUPTED_KINDS = ("TATA", "Inr", "GCbox", "CTCF", "GATA", "FOXA", "YY1")
+DISRUPTIVE_PER_KIND, NEUTRAL_SNVS = 4, 30
 TATA_DELETIONS, NEUTRAL_INSERTIONS, NEUTRAL_DELETIONS = 2, 2, 2
 NEUTRAL_DISTANCE = 2_000
 CONTROL_FLANK = (3, 30)  # bp between an in-element control and its element's motif
@@ -77,9 +78,11 @@ def build_variants(genome: ToyGenome, peaks: list[tuple[str, int, int, str]],
                    rng: np.random.Generator) -> list[ToyVariant]:
     """All toy variants, sorted by chromosome (FASTA order) and position."""
     variants = []
-    targets = [e for e in genome.elements if e.kind in DISRUPTED_KINDS]
-    for index in rng.choice(len(targets), size=DISRUPTIVE_SNVS, replace=False):
-        element = targets[int(index)]
+    targets = []
+    for kind in DISRUPTED_KINDS:
+        of_kind = [e for e in genome.elements if e.kind == kind]
+        targets += [of_kind[int(i)] for i in rng.choice(len(of_kind), size=DISRUPTIVE_PER_KIND, replace=False)]
+    for element in targets:
         core = MOTIFS[element.kind][1]
         position = element.start + core if element.strand == "+" else element.end - 1 - core
         ref = _bases(genome, element.chrom, position, position + 1)

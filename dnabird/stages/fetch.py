@@ -26,9 +26,13 @@ class FetchConfig:
 
 
 def inputs(config: FetchConfig, context: RunContext) -> list[Path]:
-    """The manifests: editing one (URL, checksum, generator seed) fetches again."""
+    """The manifests, and a generator's module: editing a manifest (URL, checksum, generator seed) or
+    upgrading a generator (its module's VERSION changes with the bytes it writes) fetches again."""
+    import importlib.util
+
     manifests = [find_manifest(name) for name in (config.source, *config.extra_sources.values())]
-    return [m.path for m in manifests if m.path is not None]
+    modules = [Path(importlib.util.find_spec(m.generator).origin) for m in manifests if m.generator]
+    return [m.path for m in manifests if m.path is not None] + modules
 
 
 def genome_fasta(files: dict[str, Path], source: str) -> Path:

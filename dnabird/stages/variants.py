@@ -9,8 +9,8 @@ A head's effect (`effect`) is the largest change over its outputs of the log odd
 Null paths come from the `fetch`, `pretrain` and fine-tuning stages. With a truth table
 (`dnabird.variants.evaluate`), each scorer's AUROC of disruptive vs distant neutral and vs
 in-element-control variants, with bootstrap intervals, goes into `report.json` (for the chromatin head
-also over the TF-motif variants alone: the toy's chromatin labels follow its TF motifs, while a
-promoter's peaks do not hang on any one of its boxes).
+also over the TF-motif variants alone, beside the promoter boxes whose labels, on the toy, are TBP's and
+Pol2's).
 
 Outputs: `<scorer>.tsv` (the long table of `VariantScores`), `effects.tsv` (one row per variant, one
 column per scorer and group), `report.json`, `effects.png`, and a saturation-mutagenesis map

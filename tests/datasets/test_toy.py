@@ -237,7 +237,7 @@ def test_chain_blocks_add_up(toy):
 
 def test_features_bed_names_and_motif_driven_peaks(toy, genome):
     names = [line.rstrip("\n") for line in open(toy["feature_names"])]
-    assert 10 <= len(names) <= 16 and all(name.count("|") == 2 for name in names)
+    assert 10 <= len(names) <= 20 and all(name.count("|") == 2 for name in names)
     groups = [feature_group(name) for name in names]
     assert groups == sorted(groups, key=["DNase", "TF", "HM"].index) and set(groups) == {
         "DNase", "TF", "HM"}
@@ -257,6 +257,45 @@ def test_features_bed_names_and_motif_driven_peaks(toy, genome):
     assert covered / len(sites) > 0.8
     h3k4me3 = [seq for seq in by_feature["K562|H3K4me3|None"]]
     assert np.mean([(s.count("C") + s.count("G")) / len(s) for s in h3k4me3]) > 0.55  # over islands
+
+
+
+def test_tbp_follows_the_tata_box(toy, genome):
+    """Read each TSS's TATA box from the FASTA: TBP peaks cover most TSSs with one and none without."""
+    peaks = [(c, int(s), int(e)) for c, s, e, name in read_table(toy["features_bed"]) if name == "K562|TBP|None"]
+    counts = Counter()
+    for row in read_table(toy["promoter_truth"], header=True):
+        chrom, tss, strand = row[4], row[5], row[6]
+        if tss == ".":
+            continue
+        t = int(tss)
+        region = genome[chrom][t - 150:t + 150].upper() if strand == "+" else \
+            revcomp(genome[chrom][t - 149:t + 151].upper())
+        counts[region[119:127] == TATA, any(c == chrom and s <= t < e for c, s, e in peaks)] += 1
+    assert counts[False, True] == 0 and counts[False, False] > 10
+    assert counts[True, True] > 0.8 * (counts[True, True] + counts[True, False])
+
+
+def test_background_peaks_lie_far_from_every_planted_element(toy, genome):
+    """K562 MAX peaks: low-affinity background, >= 1 kb (less the peak's half-width) from every planted
+    element, island and long-range element; their bins join the bundle with no
+    promoter or DNase label (DeepSEA keeps TF-bound bins only: this is its plain background)."""
+    loci = defaultdict(list)
+    for chrom, start, end, *_ in read_table(toy["elements"]) + read_table(toy["cpg_islands"]):
+        loci[chrom].append((int(start), int(end)))
+    for row in read_table(toy["long_range_truth"], header=True):
+        loci[row[1]] += [(int(row[2]), int(row[3])), (int(row[4]), int(row[5]))]
+    peaks = [(c, int(s), int(e)) for c, s, e, name in read_table(toy["features_bed"]) if name == "K562|MAX|None"]
+    assert 200 < len(peaks)
+    for chrom, start, end in peaks:
+        centre = (start + end) // 2
+        assert all(centre < s - 1000 + 250 or centre >= e + 1000 - 250 for s, e in loci[chrom]), (chrom, start)
+        assert "N" not in genome[chrom][start:end].upper()
+    names = [line.rstrip("\n") for line in open(toy["feature_names"])]
+    with h5py.File(toy["train_mat"], "r") as handle:
+        y = handle["traindata"][:].T
+    only_max = y[:, names.index("K562|MAX|None")].astype(bool) & (y.sum(axis=1) == 1)
+    assert only_max.sum() > 0.05 * len(y)   # background rows whose every other label (Pol2, DNase …) is 0
 
 
 def onehot_to_text(columns):
@@ -382,6 +421,8 @@ def test_variant_truth_labels_break_elements_or_stay_far(toy, genome):
         elements.setdefault(name, []).append((chrom, int(start), int(end), strand))
     labels = Counter(row[6] for row in rows)
     assert labels["disruptive"] >= 20 and labels["neutral"] >= 20
+    snv_kinds = Counter(row[7].split(":")[0] for row in rows if row[6] == "disruptive" and row[5] == "snv")
+    assert len(set(snv_kinds.values())) == 1 and len(snv_kinds) == 7  # as many of each element kind
     consensus = {"TATA": TATA, "Inr": INR, "GCbox": GC_BOX, **TF_MOTIFS}
     loci = defaultdict(list)  # everything a neutral variant must stay away from
     for chrom, start, end, *_ in read_table(toy["elements"]) + read_table(toy["cpg_islands"]) + read_table(

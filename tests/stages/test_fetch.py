@@ -20,9 +20,13 @@ def test_the_unpacked_fasta_is_the_genome():
         genome_fasta({"chain": Path("x.chain")}, "chain_only")
 
 
-def test_the_manifest_file_is_an_input(tmp_path):
-    [manifest] = inputs(FetchConfig(source="toy"), RunContext(tmp_path))
+def test_the_manifest_and_the_generator_module_are_inputs(tmp_path):
+    """A new toy generator version (its module's VERSION) must not leave an old toy in place."""
+    import dnabird.datasets.toy
+
+    manifest, module = inputs(FetchConfig(source="toy"), RunContext(tmp_path))
     assert manifest.name == "toy.yaml" and manifest.is_file()
+    assert module == Path(dnabird.datasets.toy.__file__) and "VERSION = " in module.read_text()
 
 
 def test_extra_sources_are_recorded_under_their_roles(tmp_path, server):  # noqa: F811
