@@ -35,7 +35,7 @@ import h5py
 import numpy as np
 import scipy.io
 
-from dnabird.datasets.toy_genome import EDGE_MARGIN, ELEMENT_CHROMOSOMES, ToyGenome
+from dnabird.datasets.toy_genome import EDGE_MARGIN, ELEMENT_CHROMOSOMES, ToyGenome, mark_near
 from dnabird.io import atomic_output
 
 BIN, WINDOW, MIN_OVERLAP = 200, 1000, 100
@@ -172,13 +172,10 @@ def long_range_words(rng: np.random.Generator) -> list[str]:
 def _busy(genome: ToyGenome, chrom: str) -> np.ndarray:
     """Bases not available to planted long-range elements: gaps, repeats, islands, planted elements,
     duplication clusters, pair spans and promoter cores."""
-    busy = genome.masked[chrom].copy() | (genome.codes[chrom] == 4)
-    spans = [(i.start, i.end) for i in genome.islands if i.chrom == chrom]
-    spans += [(e.start, e.end) for e in genome.elements if e.chrom == chrom]
+    spans = genome.planted_spans(chrom)
     spans += [(d.start, d.end) for d in genome.duplications if d.chrom == chrom]
     spans += [(p.tss - 300, p.tss + 300) for p in genome.promoters if p.chrom == chrom]
-    for start, end in spans:
-        busy[max(0, start - LONG_RANGE_PAD):end + LONG_RANGE_PAD] = True
+    busy = mark_near(genome.masked[chrom] | (genome.codes[chrom] == 4), spans, LONG_RANGE_PAD)
     busy[:EDGE_MARGIN] = busy[-EDGE_MARGIN:] = True
     return busy
 
@@ -238,15 +235,11 @@ def background_sites(genome: ToyGenome, rng: np.random.Generator) -> list[tuple[
     sites = []
     for chrom in ELEMENT_CHROMOSOMES:
         codes = genome.codes[chrom]
-        near = codes == 4
-        loci = [(g.start, g.end) for g in genome.gaps if g.chrom == chrom]
-        loci += [(e.start, e.end) for e in genome.elements if e.chrom == chrom]
-        loci += [(i.start, i.end) for i in genome.islands if i.chrom == chrom]
+        loci = genome.planted_spans(chrom) + [(g.start, g.end) for g in genome.gaps if g.chrom == chrom]
         loci += [(p.tss, p.tss + 1) for p in genome.promoters if p.chrom == chrom]
         loci += [(s.target_start, s.target_end) for s in genome.long_range if s.chrom == chrom]
         loci += [(s.partner_start, s.partner_end) for s in genome.long_range if s.chrom == chrom]
-        for start, end in loci:
-            near[max(0, start - BACKGROUND_CLEARANCE):end + BACKGROUND_CLEARANCE] = True
+        near = mark_near(codes == 4, loci, BACKGROUND_CLEARANCE)
         near[:EDGE_MARGIN] = near[-EDGE_MARGIN:] = True
         free = np.flatnonzero(~near)
         count = min(len(free), int(round(BACKGROUND_DENSITY * len(codes) / 1e6)))

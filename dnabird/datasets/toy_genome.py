@@ -188,6 +188,10 @@ class ToyGenome:
     pair_words: tuple[list[str], list[str]]
     long_range: list = field(default_factory=list)  # planted long-range sites (`toy_chromatin.plant_long_range`)
 
+    def planted_spans(self, chrom: str) -> list[tuple[int, int]]:
+        """(start, end) of every planted element and CpG island on `chrom`."""
+        return [(item.start, item.end) for item in (*self.elements, *self.islands) if item.chrom == chrom]
+
     def ascii(self, chrom: str) -> np.ndarray:
         """The chromosome as FASTA bytes: upper case, repeats lower case, gaps N."""
         text = UPPER_ASCII[self.codes[chrom]]
@@ -223,6 +227,13 @@ class _Occupancy:
                 self.take(start, start + size)
                 return start
         return None
+
+
+def mark_near(mask: np.ndarray, spans, pad: int) -> np.ndarray:
+    """Set `mask` (in place) within `pad` bases of every (start, end) span; returns it."""
+    for start, end in spans:
+        mask[max(0, start - pad):end + pad] = True
+    return mask
 
 
 def _runs(mask: np.ndarray) -> list[tuple[int, int]]:

@@ -24,6 +24,7 @@ from dnabird.datasets.toy_genome import (
     ToyGenome,
     decode,
     encode,
+    mark_near,
     reverse_complement,
 )
 
@@ -61,12 +62,8 @@ def neutral_positions(genome: ToyGenome, peaks: list[tuple[str, int, int, str]])
     """Per element chromosome, whether a base is far from every element, island, peak and gap."""
     allowed = {}
     for chrom in ELEMENT_CHROMOSOMES:
-        near = np.zeros(len(genome.codes[chrom]), dtype=bool)
-        loci = [(e.start, e.end) for e in genome.elements if e.chrom == chrom]
-        loci += [(i.start, i.end) for i in genome.islands if i.chrom == chrom]
-        loci += [(start, end) for peak_chrom, start, end, _ in peaks if peak_chrom == chrom]
-        for start, end in loci:
-            near[max(0, start - NEUTRAL_DISTANCE): end + NEUTRAL_DISTANCE] = True
+        loci = genome.planted_spans(chrom) + [(start, end) for c, start, end, _ in peaks if c == chrom]
+        near = mark_near(np.zeros(len(genome.codes[chrom]), dtype=bool), loci, NEUTRAL_DISTANCE)
         for gap in (g for g in genome.gaps if g.chrom == chrom):  # room for a deletion's REF
             near[max(0, gap.start - 10): gap.end] = True
         near[-1] = True  # the chromosome-end variant has its own record

@@ -7,6 +7,7 @@ output under its role. A generated source such as `toy` already yields its files
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,8 +29,6 @@ class FetchConfig:
 def inputs(config: FetchConfig, context: RunContext) -> list[Path]:
     """The manifests, and a generator's module: editing a manifest (URL, checksum, generator seed) or
     upgrading a generator (its module's VERSION changes with the bytes it writes) fetches again."""
-    import importlib.util
-
     manifests = [find_manifest(name) for name in (config.source, *config.extra_sources.values())]
     modules = [Path(importlib.util.find_spec(m.generator).origin) for m in manifests if m.generator]
     return [m.path for m in manifests if m.path is not None] + modules

@@ -259,7 +259,6 @@ def test_features_bed_names_and_motif_driven_peaks(toy, genome):
     assert np.mean([(s.count("C") + s.count("G")) / len(s) for s in h3k4me3]) > 0.55  # over islands
 
 
-
 def test_tbp_follows_the_tata_box(toy, genome):
     """Read each TSS's TATA box from the FASTA: TBP peaks cover most TSSs with one and none without."""
     peaks = [(c, int(s), int(e)) for c, s, e, name in read_table(toy["features_bed"]) if name == "K562|TBP|None"]
