@@ -3,12 +3,12 @@
 from dnabird.errors import DnabirdError
 
 __version__ = "0.1.0.dev0"
-__all__ = ["DnabirdError", "__version__", "score_variants"]
+__all__ = ["DnabirdError", "Variant", "__version__", "score_variants"]
 
 
 def __getattr__(name: str):
-    if name == "score_variants":  # imported on first use: `import dnabird` stays light
-        from dnabird.variants import score_variants
+    if name in ("score_variants", "Variant"):  # imported on first use: `import dnabird` stays light
+        import dnabird.variants
 
-        return score_variants
+        return getattr(dnabird.variants, name)
     raise AttributeError(f"module 'dnabird' has no attribute {name!r}")

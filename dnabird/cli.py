@@ -29,6 +29,7 @@ COMMAND_MODULES = (  # in workflow order, as `dnabird --help` lists them
     "dnabird.commands.embed",
     "dnabird.commands.text",
     "dnabird.commands.run",
+    "dnabird.commands.report",
     "dnabird.commands.import_hf",
     "dnabird.commands.info",
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import subprocess
+from pathlib import Path
 
 PACKAGES = ("dnabird", "torch", "numpy", "sentencepiece", "pyfaidx", "h5py", "xformers")
 # environment variables that cap the vector instructions of torch's own, MKL's and oneDNN's CPU kernels
@@ -34,11 +36,29 @@ def cpu_description() -> dict[str, str]:
     return {"cpu": f"{model}, {os.cpu_count()} cores, {widest}", "cpu kernels": used}
 
 
+def source_commit() -> str:
+    """The git commit of the dnabird source tree ("+modified" when it has uncommitted changes to tracked
+    files), or "unknown" outside a git checkout (an installed wheel)."""
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+
+    try:
+        if Path(git("rev-parse", "--show-toplevel")).resolve() != root:  # e.g. installed into a venv in a repo
+            return "unknown"
+        commit = git("rev-parse", "--short=12", "HEAD")
+        return commit + ("+modified" if git("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
 def versions() -> dict[str, str]:
     """Versions of Python, dnabird and the main dependencies, plus the devices torch sees."""
     import torch
 
-    report = {"python": platform.python_version()}
+    report = {"python": platform.python_version(), "commit": source_commit()}
     for package in PACKAGES:
         try:
             report[package] = importlib.metadata.version(package)

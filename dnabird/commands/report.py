@@ -1,0 +1,28 @@
+"""`dnabird report --results FILE RUN_DIR ...`: the results page of finished runs (docs/results.md)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from dnabird.io import write_text_atomic
+
+
+def run(args: argparse.Namespace) -> int:
+    from dnabird.results import render_results
+
+    command = "dnabird report --results " + shlex.join([args.results, *args.runs])
+    text = render_results(args.runs, command=command)
+    write_text_atomic(args.results, text)
+    print(f"wrote {args.results} ({len(args.runs)} runs)")
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report", help="write the results page of finished runs",
+        description="Write one Markdown page with the headline figures of finished `dnabird run` folders, read "
+                    "from their records: runs of one pipeline are grouped, several seeds give mean and range.")
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders (each with run.json)")
+    parser.add_argument("--results", required=True, metavar="FILE", help="the page to write, e.g. docs/results.md")
+    parser.set_defaults(func=run)
