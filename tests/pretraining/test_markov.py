@@ -5,11 +5,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dnabird.data.pretraining import CLS_ID, SEP_ID
 from dnabird.pretraining.markov import MarkovBaseline
 
 PIECES = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "A", "C", "G", "T", "N", "ACG", "TT", "GA"]
-TOKENIZER = SimpleNamespace(vocab_size=len(PIECES), id_to_piece=PIECES.__getitem__)
+TOKENIZER = SimpleNamespace(vocab_size=len(PIECES), id_to_piece=PIECES.__getitem__, special_ids=frozenset(range(5)))
+CLS_ID, SEP_ID, MASK_ID = 2, 3, 4
 ID = {piece: i for i, piece in enumerate(PIECES)}
 
 
@@ -59,7 +59,6 @@ def test_a_higher_order_chain_wins_on_a_periodic_sequence():
 def test_the_report_scores_true_bases_behind_the_mask_in_row_major_order():
     import torch
 
-    from dnabird.data.pretraining import MASK_ID
     from dnabird.pretraining.evaluate import markov_log_probs
 
     baseline = MarkovBaseline.fit([SimpleNamespace(sentences=[spell("ACG", "TT", "GA", "C", "A", "T")])],
