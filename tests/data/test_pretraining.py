@@ -10,7 +10,6 @@ from dnabird.errors import InputFormatError, ParameterError
 from dnabird.labels import IGNORE_INDEX
 from dnabird.train.data import step_batches
 
-
 PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)  # dnabird's own layout, as `layout` states it
 NUM_SPECIAL = 5
 
