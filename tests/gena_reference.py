@@ -46,11 +46,11 @@ def moved_specials(directory: Path) -> Path:
 
 
 def gena_config(transformers, *, pad_token_id: int = 3, attention_type: str = "block_sparse", layers: int = 2,
-                hidden: int = 64, **extra):
+                hidden: int = 64, vocab_size: int = 32000, **extra):
     """A `BigBirdConfig` with GENA-LM's `gena-lm-bigbird-base-t2t` layout (block 64, 3 random blocks, 4096
     positions, gelu_new, no embedding rescaling, 32,000 ids, [PAD]=3), small: `layers` x `hidden`."""
     return transformers.BigBirdConfig(
-        vocab_size=32000, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+        vocab_size=vocab_size, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
         intermediate_size=2 * hidden, max_position_embeddings=4096, hidden_act="gelu_new", rescale_embeddings=False,
         attention_type=attention_type, block_size=64, num_random_blocks=3, pad_token_id=pad_token_id,
         hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, type_vocab_size=2, **extra)
