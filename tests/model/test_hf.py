@@ -235,7 +235,8 @@ def test_an_imported_tokenizer_json_is_exported_unchanged(tmp_path):
     from tests.gena_reference import GENA_TOKENIZER, gena_config, seeded
 
     gena = HFTokenizer.load(GENA_TOKENIZER)
-    ours = from_hf_bigbird(seeded(lambda: BigBirdForMaskedLM(gena_config(transformers, attention_type="original_full"))))
+    config = gena_config(transformers, attention_type="original_full")
+    ours = from_hf_bigbird(seeded(lambda: BigBirdForMaskedLM(config)))
     to_hf_bigbird(ours, tmp_path, tokenizer=gena)
     assert (tmp_path / "tokenizer.json").read_bytes() == (GENA_TOKENIZER / "tokenizer.json").read_bytes()
     config = json.loads((tmp_path / "config.json").read_text())
