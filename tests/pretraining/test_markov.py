@@ -79,3 +79,13 @@ def test_the_report_scores_true_bases_behind_the_mask_in_row_major_order():
     ga = reference_log2(training, "ACGTT", "G", 2) + reference_log2(training, "ACGTTG", "A", 2)
     a = reference_log2(training, "C", "A", 1)
     assert got == pytest.approx([acg, ga, a])
+
+
+def test_piece_table_skips_the_tokenizers_special_ids_and_reads_iupac_letters_as_n():
+    from dnabird.pretraining.markov import piece_table
+
+    pieces = ["A", "[CLS]", "RYC", "-", "NNA"]  # an imported tokenizer: specials at 1 and 3
+    tokenizer = SimpleNamespace(vocab_size=5, id_to_piece=pieces.__getitem__, special_ids=frozenset({1, 3}))
+    table, lengths = piece_table(tokenizer)
+    assert lengths.tolist() == [1, 0, 3, 0, 3]
+    assert table[2].tolist() == [4, 4, 1] and table[4].tolist() == [4, 4, 0]  # codes of A, C, G, T, N
