@@ -112,7 +112,7 @@ def main() -> None:
             torch.cuda.synchronize()
         rate = len(scores.units) / (time.perf_counter() - start)
         baseline = baseline or rate
-        print(f"| {method} | {rc} | {sum(rows) / len(scores.units):.2f} | {rate:.1f} | {rate / baseline:.2f}× |")
+        print(f"| {method} | {rc} | {sum(rows) / len(scores.units):.2f} | {rate:.3g} | {rate / baseline:.2f}× |")
 
 
 if __name__ == "__main__":
