@@ -4,6 +4,10 @@ Whole pretraining models (MLM with 15 % masked positions + NSP) for the `tiny` a
 presets, and one encoder layer (hidden 768) vs transformers' `BigBirdLayer`; tokens/s and the peak
 resident memory added by a step, each cell in its own process, ratios against the faster
 transformers version. transformers 4.x runs in a second interpreter given by --hf4-python.
+`gena` is the layout of GENA-LM's published `gena-lm-bigbird-base-t2t` (`BigBirdForMaskedLM`, 12 x 768,
+32,000 ids, block 64, 3 random blocks) in inference: forward only under `torch.inference_mode`, eval mode,
+full MLM logits, as a user scoring variants with imported GENA-LM weights runs it; its rows add
+sequences/s. (The weights are random: speed does not depend on them.)
 "dense" (the dense parts) is the dnabird model with its attention call replaced by a pass-through of v: what a
 step costs without attention, the limit of any attention speed-up on this CPU. The table gives the
 step's time over it (the attention share of a step is 1 − 1 / that) and names the CPU and the
@@ -11,6 +15,7 @@ vector ISA torch's kernels use.
 
     python benchmarks/model.py --hf4-python PATH/TO/venv-with-transformers-4/bin/python
     python benchmarks/model.py --models tiny --lengths 1024 --repeat 1     # smoke run
+    python benchmarks/model.py --models gena --lengths 4096 --hf4-python PY # GENA-LM's layout, inference
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ("dnabird", "dense-parts", "hf")
+# the config.json of GENA-LM's gena-lm-bigbird-base-t2t (the fields that shape the computation)
+GENA_LAYOUT = dict(vocab_size=32000, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                   intermediate_size=3072, max_position_embeddings=4096, hidden_act="gelu_new",
+                   attention_type="block_sparse", block_size=64, num_random_blocks=3, pad_token_id=3,
+                   rescale_embeddings=False, type_vocab_size=2, layer_norm_eps=1e-12, hidden_dropout_prob=0.1,
+                   attention_probs_dropout_prob=0.1)
 
 
 def _batch(config, length):
@@ -103,16 +114,50 @@ def _layer_step(kind, config, length):
     return step
 
 
+def _gena_forward(kind, length):
+    """A callable running one inference forward pass (full MLM logits) of GENA-LM's layout."""
+    import torch
+
+    ids = torch.randint(6, GENA_LAYOUT["vocab_size"], (1, length), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones_like(ids)
+    if kind == "dense-parts":
+        _without_attention()
+    if kind in ("dnabird", "dense-parts"):
+        from dnabird.model import PretrainingModel
+        from dnabird.model.hf import config_from_hf
+
+        model = PretrainingModel(config_from_hf(GENA_LAYOUT), nsp=False).eval()  # what from_hf_bigbird builds
+
+        def step(i):
+            with torch.inference_mode():
+                model(ids, mask)
+
+        return step
+    from transformers import BigBirdConfig, BigBirdForMaskedLM
+
+    with torch.random.fork_rng():
+        model = BigBirdForMaskedLM(BigBirdConfig(**GENA_LAYOUT)).eval()
+
+    def step(i):
+        with torch.inference_mode():
+            model(input_ids=ids, attention_mask=mask)
+
+    return step
+
+
 def run_cell(kind: str, what: str, length: int, repeat: int, threads: int, clock: str = "wall") -> dict:
-    """Time one cell in this process; `what` is a preset name or "layer" (bigbird-base's layer)."""
+    """Time one cell in this process; `what` is a preset name, "layer" (bigbird-base's layer) or "gena"."""
     import torch
 
     now = time.process_time if clock == "cpu" else time.perf_counter
     from dnabird.model.config import preset
 
     torch.set_num_threads(threads)
-    config = preset("bigbird-base" if what == "layer" else what)
-    step = (_layer_step if what == "layer" else _model_step)(kind, config, length)
+    if what == "gena":
+        step = _gena_forward(kind, length)
+    else:
+        config = preset("bigbird-base" if what == "layer" else what)
+        step = (_layer_step if what == "layer" else _model_step)(kind, config, length)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # model and inputs built, no step yet
     step(0)  # warm-up
     start = now()
@@ -125,7 +170,8 @@ def run_cell(kind: str, what: str, length: int, repeat: int, threads: int, clock
         import transformers
 
         version = transformers.__version__
-    return {"seconds": seconds, "tokens_per_s": length / seconds, "peak_mb": peak / 1024, "version": version}
+    return {"seconds": seconds, "tokens_per_s": length / seconds, "sequences_per_s": 1 / seconds,
+            "peak_mb": peak / 1024, "version": version}
 
 
 def _spawn(python: str, kind: str, what: str, length: int, repeat: int, threads: int, clock: str) -> dict | str:
@@ -141,7 +187,8 @@ def _spawn(python: str, kind: str, what: str, length: int, repeat: int, threads:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["tiny", "bigbird-base", "layer"],
-                        help="presets to time, and/or 'layer' (one bigbird-base encoder layer)")
+                        help="presets to time, and/or 'layer' (one bigbird-base encoder layer), and/or 'gena' "
+                             "(GENA-LM's layout, inference: forward only)")
     parser.add_argument("--lengths", nargs="+", type=int, default=[1024, 4096])
     parser.add_argument("--repeat", type=int, default=2, help="timed steps per cell (after one warm-up)")
     parser.add_argument("--threads", type=int, default=2)
@@ -162,8 +209,9 @@ def main(argv=None) -> int:
         runners.append(("hf4", "hf", args.hf4_python))
     header = f"{'model':<13}{'L':>6}" + "".join(f"{name + ' tok/s':>16}{name + ' MB':>11}" for name, _, _ in runners)
     described = cpu_description()
-    print(f"forward+backward, batch 1, {args.threads} threads, {args.clock} clock, fp32, on {described['cpu']}; "
-          f"torch's kernels: {described['cpu kernels']}; MB = peak RSS added by the steps (activations, gradients)")
+    print(f"forward+backward ('gena': forward only, inference_mode), batch 1, {args.threads} threads, {args.clock} "
+          f"clock, fp32, on {described['cpu']}; torch's kernels: {described['cpu kernels']}; MB = peak RSS added "
+          "by the steps (activations, gradients); seq/s = 1 / seconds per sequence")
     print(header + f"{'speed-up vs faster HF':>23}{'step / dense parts':>20}")
     for what in args.models:
         for length in args.lengths:
@@ -179,7 +227,9 @@ def main(argv=None) -> int:
             ratio = f"{ours['tokens_per_s'] / max(hf):.2f}x" if hf and isinstance(ours, dict) else "n/a"
             share = f"{dense['tokens_per_s'] / ours['tokens_per_s']:.2f}x" \
                 if isinstance(ours, dict) and isinstance(dense, dict) else "n/a"
-            print(row + f"{ratio:>23}{share:>20}", flush=True)
+            per_sequence = "  seq/s: " + ", ".join(f"{name} {c['sequences_per_s']:.3f}" for name, c in cells.items()
+                                                   if isinstance(c, dict)) if what == "gena" else ""
+            print(row + f"{ratio:>23}{share:>20}" + per_sequence, flush=True)
     versions = {name: c["version"] for name, c in cells.items() if isinstance(c, dict) and name.startswith("hf")}
     print("versions:", versions)
     return 0

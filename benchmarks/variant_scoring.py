@@ -9,6 +9,11 @@ inputs coincide). The ratio column compares each row to the head, forward only, 
     python benchmarks/variant_scoring.py                                   # CPU, tiny, 1 kb windows
     python benchmarks/variant_scoring.py --model bigbird-base --window-bp 8000 --device cuda --variants 4000 \\
         --batch-size 64 --outputs 919                                      # the GPU figure
+    python benchmarks/variant_scoring.py --model gena --window-bp 16000 --variants 8 --batch-size 4 \\
+        --methods mlm_llr:average                                          # GENA-LM's layout and tokenizer
+
+`--model gena` is GENA-LM's `gena-lm-bigbird-base-t2t` layout (as `benchmarks/model.py`'s) with its published
+tokenizer (`--tokenizer`, default the copy under tests/data) instead of a trained one.
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from dnabird.data.tokenizer import Tokenizer
+from dnabird.data.tokenizer import Tokenizer, load_tokenizer
 from dnabird.datasets.toy import generate
 from dnabird.genome.reference import Genome
 from dnabird.model.config import preset
 from dnabird.model.heads import PretrainingModel, SequenceClassifier
 from dnabird.model.task_spec import TaskSpec
 from dnabird.variants import Variant, score_variants
+
+GENA_TOKENIZER = Path(__file__).resolve().parent.parent / "tests" / "data" / "gena_lm_t2t_1000h_multi_32k"
 
 
 def random_snvs(genome: Genome, count: int, margin: int, seed: int = 0) -> list[Variant]:
@@ -45,7 +52,8 @@ def random_snvs(genome: Genome, count: int, margin: int, seed: int = 0) -> list[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="tiny", help="preset: tiny or bigbird-base")
+    parser.add_argument("--model", default="tiny", help="preset: tiny or bigbird-base, or gena (GENA-LM's layout)")
+    parser.add_argument("--tokenizer", default=None, help="--model gena: its tokenizer (default: GENA-LM's)")
     parser.add_argument("--window-bp", type=int, default=1000)
     parser.add_argument("--variants", type=int, default=200)
     parser.add_argument("--outputs", type=int, default=919)
@@ -60,16 +68,25 @@ def main() -> None:
     genome = Genome(paths["fasta"])
     sample = [genome.fetch(c, s, s + 1000).sequence.upper() for c in genome.contigs[:7]
               for s in range(20_000, genome.length(c) - 20_000, 5_000)]
-    tokenizer = Tokenizer.train(sample, work / "dna.model", vocab_size=1024, sample_size=len(sample), num_threads=1)
+    if args.model == "gena":
+        from model import GENA_LAYOUT  # benchmarks/model.py, beside this script
+
+        from dnabird.model.hf import config_from_hf
+
+        tokenizer = load_tokenizer(args.tokenizer or GENA_TOKENIZER)
+        config = config_from_hf(GENA_LAYOUT)
+    else:
+        tokenizer = Tokenizer.train(sample, work / "dna.model", vocab_size=1024, sample_size=len(sample),
+                                    num_threads=1)
+        config = preset(args.model, vocab_size=tokenizer.vocab_size, dropout=0.0, attention_dropout=0.0)
     bp_per_token = tokenizer.bp_per_token(sample)
-    config = preset(args.model, vocab_size=tokenizer.vocab_size, dropout=0.0, attention_dropout=0.0)
     block = config.pattern().block_size
     eval_length = -(-int(1.25 * args.window_bp / bp_per_token + 2) // block) * block
     labels = [f"feature_{i}" for i in range(args.outputs)]
     task = TaskSpec(task="bench", problem="multilabel", labels=labels, eval_length=eval_length,
                     window_length=args.window_bp, anchor="centre", strand_rule="both")
     models = {"head": SequenceClassifier(config, len(labels), problem="multilabel"),
-              "mlm_llr": PretrainingModel(config)}
+              "mlm_llr": PretrainingModel(config, nsp=args.model != "gena")}
     rows = []
     for model in models.values():
         model.register_forward_hook(lambda module, inputs, out: rows.append(len(inputs[0])))
@@ -95,7 +112,7 @@ def main() -> None:
             torch.cuda.synchronize()
         rate = len(scores.units) / (time.perf_counter() - start)
         baseline = baseline or rate
-        print(f"| {method} | {rc} | {sum(rows) / len(scores.units):.2f} | {rate:.1f} | {rate / baseline:.2f}× |")
+        print(f"| {method} | {rc} | {sum(rows) / len(scores.units):.2f} | {rate:.3g} | {rate / baseline:.2f}× |")
 
 
 if __name__ == "__main__":

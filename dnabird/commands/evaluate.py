@@ -27,7 +27,8 @@ def register(subparsers) -> None:
                     "pretraining run that wrote CHECKPOINT was evaluated with (from its run.json), so the "
                     "command alone reproduces that run's report.json; without such a record --shards is "
                     "required and the rest default as shown.")
-    parser.add_argument("checkpoint", help="model directory (config.json, model.safetensors, tokenizer .model)")
+    parser.add_argument("checkpoint", help="model directory (config.json, model.safetensors, tokenizer .model or "
+                                           "tokenizer.json)")
     parser.add_argument("--shards", help="held-out token shards (file or directory)")
     parser.add_argument("--train-shards", help="training shards, for the unigram baseline (default: none)")
     parser.add_argument("--max-length", type=int, help="tokens per example (default 4096)")

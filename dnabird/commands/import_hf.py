@@ -6,17 +6,38 @@ import argparse
 
 
 def run(args: argparse.Namespace) -> int:
-    from dnabird.model import from_hf_bigbird, from_hf_longformer, save_checkpoint
+    from dnabird.model import from_hf_longformer, save_checkpoint
+    from dnabird.model.hub_import import TaskOptions, import_hub_checkpoint
 
-    model = (from_hf_longformer if args.architecture == "longformer" else from_hf_bigbird)(args.source)
-    save_checkpoint(model, args.output)
-    print(f"wrote {args.output} ({sum(p.numel() for p in model.parameters()):,} parameters)")
+    if args.architecture == "longformer":
+        model = from_hf_longformer(args.source)
+        save_checkpoint(model, args.output)
+        print(f"wrote {args.output} ({sum(p.numel() for p in model.parameters()):,} parameters)")
+        return 0
+    labels = tuple(args.labels.split(",")) if args.labels else None
+    task = TaskOptions(labels=labels, window_bp=args.window, anchor=args.anchor, strand_rule=args.strand_rule,
+                       eval_length=args.eval_length, task=args.task)
+    made = import_hub_checkpoint(args.source, args.output, tokenizer=args.tokenizer, task=task)
+    print(f"wrote {args.output} ({sum(p.numel() for p in made['model'].parameters()):,} parameters; "
+          f"{made['heads']}; tokenizer: {made['tokenizer'] or 'none, see the warning above'})")
     return 0
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("import-hf", help="convert a Hugging Face save_pretrained directory")
-    parser.add_argument("source", help="directory written by transformers' save_pretrained (safetensors)")
+    parser.add_argument("source", help="directory written by transformers' save_pretrained (config.json, "
+                                       "model.safetensors or pytorch_model.bin, tokenizer.json)")
     parser.add_argument("output", help="dnabird checkpoint directory to write")
     parser.add_argument("--architecture", choices=("bigbird", "longformer"), default="bigbird")
+    bigbird = parser.add_argument_group("BigBird: tokenizer, and the task.json of a classifier")
+    bigbird.add_argument("--tokenizer", help="the model's tokenizer (tokenizer.json with special_tokens_map.json "
+                                             "beside it, or a .model) when SOURCE has none")
+    bigbird.add_argument("--labels", help="classifier: comma-separated output names, one per logit")
+    bigbird.add_argument("--window", type=int, help="classifier: input window in bp")
+    bigbird.add_argument("--anchor", help="classifier: 'centre' or 'tss:-U:+D' (where the window sits)")
+    bigbird.add_argument("--strand-rule", choices=("both", "forward", "feature"),
+                         help="classifier: default 'both' (RC-averaged) for a centre anchor, else 'feature'")
+    bigbird.add_argument("--eval-length", type=int, help="classifier: padded token length (default: the "
+                                                         "model's positions)")
+    bigbird.add_argument("--task", default="imported", help="classifier: task name for task.json")
     parser.set_defaults(func=run)

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by `score` and `ism`."""
     parser.add_argument("--model", required=True, help="checkpoint directory (config.json, model.safetensors, "
-                                                       "tokenizer .model, task.json for a fine-tuned head)")
+                                                       "tokenizer .model or tokenizer.json, task.json for a "
+                                                       "fine-tuned head)")
     parser.add_argument("--genome", required=True, help="reference FASTA (plain or bgzip)")
     parser.add_argument("--method", default="auto", choices=("auto", "head", "mlm_llr"),
                         help="head: the fine-tuned classifier; mlm_llr: zero-shot masked-LM log-likelihood "

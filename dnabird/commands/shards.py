@@ -22,7 +22,8 @@ def register(subparsers) -> None:
                     "OUT/SPLIT/PART.h5. Rerun the same command to resume: shards already made from the same "
                     "part by the same tokenizer are kept.")
     parser.add_argument("corpus", help="corpus directory written by `dnabird corpus`")
-    parser.add_argument("--tokenizer", required=True, help="tokenizer model file (`dnabird tokenizer train`)")
+    parser.add_argument("--tokenizer", required=True, help="tokenizer: a .model file (`dnabird tokenizer train`), or a "
+                        "tokenizer.json with special_tokens_map.json beside it (an imported model's)")
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--splits", nargs="+", default=list(SPLITS), choices=SPLITS,
                         help="corpus splits to tokenize (default: %(default)s)")

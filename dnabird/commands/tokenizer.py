@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dnabird.data.tokenizer import Tokenizer, TokenizerConfig, train_on_corpus
+from dnabird.data.tokenizer import TokenizerConfig, load_tokenizer, train_on_corpus
 
 _DEFAULTS = TokenizerConfig()
 
@@ -23,7 +23,7 @@ def train(args: argparse.Namespace) -> int:
 
 
 def encode(args: argparse.Namespace) -> int:
-    tokenizer = Tokenizer.load(args.model)
+    tokenizer = load_tokenizer(args.model)
     lines = args.sequences or (line.strip() for line in sys.stdin)
     for number, sequence in enumerate(lines, start=1):
         ids = tokenizer.encode(sequence, record=f"input {number}")
@@ -52,8 +52,9 @@ def register(subparsers) -> None:
     trainer.add_argument("--seed", type=int, default=_DEFAULTS.seed, help="sampling seed")
     trainer.set_defaults(func=train)
     encoder = commands.add_parser("encode", help="print token ids of DNA sequences (arguments or stdin)")
-    encoder.add_argument("--model", required=True, help="tokenizer model file")
+    encoder.add_argument("--model", required=True, help="tokenizer: a .model file, a tokenizer.json (with "
+                                                        "special_tokens_map.json beside it) or a checkpoint directory")
     encoder.add_argument("sequences", nargs="*",
-                         help="ACGTN sequences (lower case reads as upper case); none: read stdin")
+                         help="DNA sequences (lower case reads as upper case); none: read stdin")
     encoder.add_argument("--offsets", action="store_true", help="print id:start-end bp spans")
     encoder.set_defaults(func=encode)

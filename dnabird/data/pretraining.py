@@ -8,6 +8,7 @@ workers and ranks, and resuming at any example is O(1).
 
 `documents` is any sequence of objects with `.chrom`, `.start`, `.end`, `.sentences` (arrays of
 token ids) and `.coords` ([sentences, 2] bp start/end), e.g. `dnabird.data.shards.ShardReader`.
+Special ids ([CLS], [SEP], [PAD], [MASK] and those never masked) come from the tokenizer given.
 """
 
 from __future__ import annotations
@@ -17,12 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from dnabird.data.tokenizer import SPECIAL_TOKENS, Tokenizer
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.labels import IGNORE_INDEX
 
-PAD_ID, CLS_ID, SEP_ID, MASK_ID = Tokenizer.pad_id, Tokenizer.cls_id, Tokenizer.sep_id, Tokenizer.mask_id
-NUM_SPECIAL = len(SPECIAL_TOKENS)        # ids below this are special and never masked or swapped in
 NSP_IS_NEXT, NSP_IS_RANDOM = 0, 1
 _MAX_PARTNER_DRAWS = 100
 
@@ -30,6 +28,8 @@ _MAX_PARTNER_DRAWS = 100
 class PretrainingExamples(torch.utils.data.Dataset):
     """Endless, index-addressed stream of masked sentence-pair examples.
 
+    tokenizer: the tokenizer of the documents' ids (its vocabulary size and special ids; any object with
+        `vocab_size`, `pad_id`, `cls_id`, `sep_id`, `mask_id` and `special_ids`).
     max_length: tokens per example including [CLS] and two [SEP] (4096 in the paper).
     block_size: examples are padded with [PAD] to a multiple of it (the attention block size).
     mask_rate: share of non-special tokens selected for MLM (15 %; BigBird states 15 % and 10 %);
@@ -37,7 +37,7 @@ class PretrainingExamples(torch.utils.data.Dataset):
     random_next_rate: share of examples whose B comes from another, non-overlapping document.
     """
 
-    def __init__(self, documents: Sequence, *, vocab_size: int, max_length: int = 4096, block_size: int = 64,
+    def __init__(self, documents: Sequence, *, tokenizer, max_length: int = 4096, block_size: int = 64,
                  mask_rate: float = 0.15, random_next_rate: float = 0.5, seed: int = 0):
         if max_length % block_size or max_length < 8:
             raise ParameterError("max_length", max_length, f"a multiple of block_size={block_size}, >= 8")
@@ -45,11 +45,16 @@ class PretrainingExamples(torch.utils.data.Dataset):
             raise ParameterError("mask_rate", mask_rate, "a fraction in (0, 1)")
         if not 0.0 <= random_next_rate <= 1.0:
             raise ParameterError("random_next_rate", random_next_rate, "a fraction in [0, 1]")
-        if vocab_size <= NUM_SPECIAL:
-            raise ParameterError("vocab_size", vocab_size, f"an integer > {NUM_SPECIAL}")
+        self.vocab_size = tokenizer.vocab_size
+        self.special_ids = np.array(sorted(tokenizer.special_ids), dtype=np.int64)
+        if self.vocab_size <= len(self.special_ids):
+            raise ParameterError("tokenizer.vocab_size", self.vocab_size, f"an integer > {len(self.special_ids)} "
+                                 "(the special ids)")
+        self.pad_id, self.cls_id, self.sep_id, self.mask_id = (tokenizer.pad_id, tokenizer.cls_id, tokenizer.sep_id,
+                                                               tokenizer.mask_id)
         if len(documents) < 2:
             raise ParameterError("documents", f"{len(documents)} document(s)", "at least 2 (for random B)")
-        self.documents, self.vocab_size = documents, vocab_size
+        self.documents = documents
         self.max_length, self.block_size = max_length, block_size
         self.mask_rate, self.random_next_rate, self.seed = mask_rate, random_next_rate, seed
         self._order_cache: tuple[int, np.ndarray] | None = None
@@ -103,16 +108,17 @@ class PretrainingExamples(torch.utils.data.Dataset):
                  rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Truncate the pair to fit, add specials and segments, pad to a block multiple, apply masking."""
         a, b = _truncate_pair(list(a), list(b), self.max_length - 3)
-        parts = [np.array([CLS_ID]), *a, np.array([SEP_ID]), *b, np.array([SEP_ID])]
+        parts = [np.array([self.cls_id]), *a, np.array([self.sep_id]), *b, np.array([self.sep_id])]
         ids = np.concatenate(parts).astype(np.int64)
         sentence = np.concatenate([np.full(len(p), -1 if i in (0, len(a) + 1, len(parts) - 1) else i)
                                    for i, p in enumerate(parts)])
         size_a = sum(map(len, a))
         segments = (np.arange(len(ids)) > size_a + 1).astype(np.int64)    # 0: [CLS] A [SEP], 1: B [SEP]
-        input_ids, labels = mask_tokens(ids, rng, rate=self.mask_rate, vocab_size=self.vocab_size)
+        input_ids, labels = mask_tokens(ids, rng, rate=self.mask_rate, vocab_size=self.vocab_size,
+                                        mask_id=self.mask_id, special_ids=self.special_ids)
         length = -(-len(ids) // self.block_size) * self.block_size
         pad = length - len(ids)
-        return {"input_ids": np.pad(input_ids, (0, pad), constant_values=PAD_ID),
+        return {"input_ids": np.pad(input_ids, (0, pad), constant_values=self.pad_id),
                 "token_type_ids": np.pad(segments, (0, pad)),
                 "attention_mask": np.arange(length) < len(ids),
                 "mlm_labels": np.pad(labels, (0, pad), constant_values=IGNORE_INDEX),
@@ -120,15 +126,14 @@ class PretrainingExamples(torch.utils.data.Dataset):
                 "nsp_label": np.int64(nsp_label)}
 
 
-def mask_tokens(ids: np.ndarray, rng: np.random.Generator, *, rate: float, vocab_size: int,
-                mask_id: int = MASK_ID, special_ids: np.ndarray | None = None):
+def mask_tokens(ids: np.ndarray, rng: np.random.Generator, *, rate: float, vocab_size: int, mask_id: int,
+                special_ids: np.ndarray):
     """BERT masking: pick round(rate × non-special tokens) positions; 80 % [MASK], 10 % random, 10 % kept.
 
-    Special tokens are ids below NUM_SPECIAL (dnabird's layout), or those in `special_ids` (an imported
-    tokenizer's); they are never picked nor drawn as random replacements.
+    Tokens in `special_ids` (the tokenizer's) are never picked nor drawn as random replacements.
     Returns (masked ids, labels) with labels = the original id at picked positions, IGNORE_INDEX elsewhere.
     """
-    special = ids < NUM_SPECIAL if special_ids is None else np.isin(ids, special_ids)
+    special = np.isin(ids, special_ids)
     candidates = np.flatnonzero(~special)
     count = min(len(candidates), max(1, round(rate * len(candidates)))) if len(candidates) else 0
     picked = np.sort(rng.choice(candidates, size=count, replace=False))
@@ -138,8 +143,9 @@ def mask_tokens(ids: np.ndarray, rng: np.random.Generator, *, rate: float, vocab
     action = rng.random(count)
     masked[picked[action < 0.8]] = mask_id
     swap = picked[(action >= 0.8) & (action < 0.9)]
-    if special_ids is None:
-        masked[swap] = rng.integers(NUM_SPECIAL, vocab_size, size=len(swap))
+    leading = len(special_ids)
+    if np.array_equal(np.sort(special_ids), np.arange(leading)):  # specials first (dnabird's layout): one draw
+        masked[swap] = rng.integers(leading, vocab_size, size=len(swap))
     else:
         masked[swap] = rng.choice(np.setdiff1d(np.arange(vocab_size), special_ids), size=len(swap))
     return masked, labels
@@ -171,10 +177,11 @@ def _truncate_pair(a: list[np.ndarray], b: list[np.ndarray], budget: int):
     return a, b
 
 
-def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
-    """Stack examples into a batch, padding each field to the longest (block-multiple) example."""
+def collate(examples: list[dict[str, np.ndarray]], *, pad_id: int) -> dict[str, torch.Tensor]:
+    """Stack examples into a batch, padding each field to the longest (block-multiple) example ([PAD] is
+    `pad_id`, the tokenizer's)."""
     length = max(len(e["input_ids"]) for e in examples)
-    fill = {"input_ids": PAD_ID, "token_type_ids": 0, "attention_mask": False, "mlm_labels": IGNORE_INDEX,
+    fill = {"input_ids": pad_id, "token_type_ids": 0, "attention_mask": False, "mlm_labels": IGNORE_INDEX,
             "sentence_index": -1}
     batch = {key: torch.from_numpy(np.stack([np.pad(e[key], (0, length - len(e[key])), constant_values=value)
                                              for e in examples]))

@@ -27,7 +27,8 @@ import h5py
 import numpy as np
 
 from dnabird.data.corpus import PART_SUFFIX, corpus_parts, iter_part_documents
-from dnabird.data.tokenizer import Tokenizer, check_sequence
+from dnabird.data.tokenizer import load_tokenizer
+from dnabird.data.tokenizer_base import DnaTokenizer
 from dnabird.errors import InputFormatError
 from dnabird.io import atomic_output, file_fingerprint
 from dnabird.progress import progress_bar
@@ -76,7 +77,7 @@ class _Column:
         self.dataset[start:] = rows
 
 
-def build_shards(corpus_dir: str | os.PathLike, tokenizer: Tokenizer | str | os.PathLike,
+def build_shards(corpus_dir: str | os.PathLike, tokenizer: DnaTokenizer | str | os.PathLike,
                  out_dir: str | os.PathLike, splits: Iterable[str] = ("train", "heldout")) -> dict[str, Path]:
     """Tokenize every part of each split of a corpus directory into `out_dir/SPLIT/PART.h5`.
 
@@ -84,7 +85,7 @@ def build_shards(corpus_dir: str | os.PathLike, tokenizer: Tokenizer | str | os.
     is gone are removed. Returns split -> its shard folder (which exists even when the split is empty).
     """
     corpus_dir, out_dir = Path(corpus_dir), Path(out_dir)
-    tokenizer = tokenizer if isinstance(tokenizer, Tokenizer) else Tokenizer.load(tokenizer)
+    tokenizer = tokenizer if isinstance(tokenizer, DnaTokenizer) else load_tokenizer(tokenizer)
     report = corpus_dir / "report.json"
     corpus_config = json.loads(report.read_text()).get("config", {}) if report.exists() else {}
     outputs = {}
@@ -115,7 +116,7 @@ def shard_is_current(path: Path, tokenizer_hash: str, source_fingerprint: str) -
         return False
 
 
-def write_shard(path: str | os.PathLike, documents: Iterable, tokenizer: Tokenizer, *,
+def write_shard(path: str | os.PathLike, documents: Iterable, tokenizer: DnaTokenizer, *,
                 corpus_config: Mapping | None = None, attrs: Mapping | None = None,
                 num_threads: int | None = None) -> Path:
     """Encode `documents` (corpus `Document`s: id, chrom, sentences of (start, end, sequence)) into a shard.
@@ -136,7 +137,7 @@ def write_shard(path: str | os.PathLike, documents: Iterable, tokenizer: Tokeniz
     return path
 
 
-def _fill_shard(shard: h5py.File, documents: Iterable, tokenizer: Tokenizer, num_threads: int) -> dict:
+def _fill_shard(shard: h5py.File, documents: Iterable, tokenizer: DnaTokenizer, num_threads: int) -> dict:
     ids = _Column(shard, "ids", ids_dtype(tokenizer.vocab_size))
     sentence_offsets = _Column(shard, "sentence_offsets", np.int64)
     document_offsets = _Column(shard, "document_offsets", np.int64)
@@ -145,7 +146,7 @@ def _fill_shard(shard: h5py.File, documents: Iterable, tokenizer: Tokenizer, num
     document_offsets.append(np.zeros(1, np.int64))
     chroms: dict[str, int] = {}
     document_ids: list[str] = []
-    for batch in _checked_batches(documents):
+    for batch in _checked_batches(documents, tokenizer):
         sentences = [(chroms.setdefault(d.chrom, len(chroms)), s) for d in batch for s in d.sentences]
         encoded = tokenizer.encode([s.sequence for _, s in sentences], num_threads=num_threads)
         lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
@@ -159,15 +160,16 @@ def _fill_shard(shard: h5py.File, documents: Iterable, tokenizer: Tokenizer, num
     return {"num_documents": len(document_ids), "num_sentences": len(coords), "num_tokens": len(ids)}
 
 
-def _checked_batches(documents: Iterable) -> Iterator[list]:
-    """Documents in lists of about `_ENCODE_BATCH_SENTENCES` sentences, each sentence checked first."""
+def _checked_batches(documents: Iterable, tokenizer: DnaTokenizer) -> Iterator[list]:
+    """Documents in lists of about `_ENCODE_BATCH_SENTENCES` sentences, each sentence checked first (against
+    the tokenizer's alphabet)."""
     batch, sentences = [], 0
     for document in documents:
         if not document.sentences:
             raise InputFormatError("document has no sentences", record=str(document.id))
         for sentence in document.sentences:
             where = f"document {document.id} {document.chrom}:{sentence.start}-{sentence.end}"
-            check_sequence(sentence.sequence, where)
+            tokenizer.check(sentence.sequence, where)
         batch.append(document)
         sentences += len(document.sentences)
         if sentences >= _ENCODE_BATCH_SENTENCES:

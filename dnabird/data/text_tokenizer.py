@@ -186,6 +186,11 @@ class TextTokenizer:
     def vocab_size(self) -> int:
         return self._sp.get_piece_size()
 
+    @property
+    def files(self) -> tuple[Path, ...]:
+        """The `.model` file (copied into every checkpoint made with this tokenizer)."""
+        return (self.path,)
+
     def id_to_piece(self, token_id: int) -> str:
         return self._sp.id_to_piece(int(token_id))
 

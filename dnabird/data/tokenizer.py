@@ -16,7 +16,6 @@ import hashlib
 import io
 import math
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,21 +24,13 @@ import numpy as np
 import sentencepiece as spm
 
 from dnabird.data.corpus import iter_documents
+from dnabird.data.tokenizer_base import DnaTokenizer, check_sequence
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import atomic_output
 from dnabird.progress import progress_bar
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 ALPHABET = "ACGTN"
-_INVALID = re.compile(f"[^{ALPHABET}]")
-
-
-def check_sequence(sequence: str, record: str) -> None:
-    """Raise `InputFormatError` naming `record` if `sequence` holds anything but uppercase A, C, G, T, N."""
-    bad = _INVALID.search(sequence)
-    if bad is not None:
-        raise InputFormatError(f"character {bad.group()!r} at offset {bad.start()}: expected only {ALPHABET} "
-                               "(in either case: soft-masked lower case reads as upper case)", record=record)
 
 
 def reservoir_sample(items: Iterable[str], size: int, seed: int) -> list[str]:
@@ -98,10 +89,12 @@ def _check_sizes(vocab_size: int, max_piece_length: int, sample_size: int) -> No
         raise ParameterError("sample_size", sample_size, "an integer >= 1")
 
 
-class Tokenizer:
+class Tokenizer(DnaTokenizer):
     """A trained DNA BPE model; `Tokenizer.train(...)` builds one, `Tokenizer.load(path)` reads one."""
 
     pad_id, unk_id, cls_id, sep_id, mask_id = range(len(SPECIAL_TOKENS))
+    special_ids = frozenset(range(len(SPECIAL_TOKENS)))
+    alphabet = ALPHABET
 
     def __init__(self, model_proto: bytes, *, path: str | os.PathLike | None = None):
         self.path = Path(path) if path is not None else None
@@ -115,8 +108,6 @@ class Tokenizer:
                 f"not a dnabird DNA tokenizer: pieces 0-4 are {pieces[:5]}, expected {list(SPECIAL_TOKENS)}",
                 path=path,
             )
-        special = [self._sp.is_control(i) or self._sp.is_unknown(i) for i in range(self.vocab_size)]
-        self._piece_length = np.array([0 if s else len(p) for p, s in zip(pieces, special, strict=True)])
         self.hash = hashlib.sha256(model_proto).hexdigest()
 
     def __getstate__(self) -> dict:
@@ -148,7 +139,7 @@ class Tokenizer:
         _check_sizes(vocab_size, max_piece_length, sample_size)
         sample = [sentence.upper() for sentence in reservoir_sample(sentences, sample_size, seed)]
         for index, sentence in enumerate(sample):
-            check_sequence(sentence, f"training sentence {index}")
+            check_sequence(sentence, f"training sentence {index}", ALPHABET)
         if not sample:
             raise ParameterError("sentences", "an empty stream", "at least one training sentence")
         model = io.BytesIO()
@@ -191,6 +182,12 @@ class Tokenizer:
     def vocab_size(self) -> int:
         return self._sp.get_piece_size()
 
+    @property
+    def files(self) -> tuple[Path, ...]:
+        if self.path is None:
+            raise ParameterError("tokenizer", "an unsaved Tokenizer", "one saved to a .model file (Tokenizer.save)")
+        return (self.path,)
+
     def id_to_piece(self, token_id: int) -> str:
         return self._sp.id_to_piece(int(token_id))
 
@@ -201,13 +198,9 @@ class Tokenizer:
         Lower case (soft-masked repeats, as `Genome.fetch` returns them) reads as upper case. `record`
         names the input in errors; for a list the index is appended.
         """
+        upper = self.checked_upper(sequences, record)
         if isinstance(sequences, str):
-            sequence = sequences.upper()
-            check_sequence(sequence, record or "sequence")
-            return self._sp.encode(sequence)
-        upper = [sequence.upper() for sequence in sequences]
-        for index, sequence in enumerate(upper):
-            check_sequence(sequence, f"{record or 'sequence'} {index}")
+            return self._sp.encode(upper[0])
         return self._sp.encode(upper, num_threads=num_threads)
 
     def decode(self, ids: Iterable[int]) -> str:
@@ -220,49 +213,27 @@ class Tokenizer:
 
     def token_spans(self, ids: Sequence[int]) -> list[tuple[int, int]]:
         """The 0-based half-open bp span of each token of `ids` (DNA tokens only: specials span 0 bp)."""
-        ends = np.cumsum(self._piece_length[np.asarray(ids, dtype=np.int64)])
+        ends = np.cumsum(self.piece_lengths[np.asarray(ids, dtype=np.int64)])
         starts = np.concatenate([[0], ends[:-1]]).astype(ends.dtype)
         return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
-    def encode_batch(self, sequences: Sequence[str], *, block_size: int = 64, length: int | None = None,
-                     add_special_tokens: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """`[CLS] seq [SEP]` per sequence, padded with [PAD] to a multiple of `block_size` (see `pad_batch`)."""
-        return self.pad_batch(self.encode(list(sequences)), block_size=block_size, length=length,
-                              add_special_tokens=add_special_tokens)
 
-    def pad_batch(self, rows: Sequence[Sequence[int]], *, block_size: int = 64, length: int | None = None,
-                  add_special_tokens: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """`[CLS] ids [SEP]` per row of token ids, padded with [PAD] to a multiple of `block_size`.
+def load_tokenizer(path: str | os.PathLike) -> DnaTokenizer:
+    """The DNA tokenizer at `path`: a sentencepiece `.model` file (`Tokenizer`), a Hugging Face `tokenizer.json`
+    (`dnabird.data.hf_tokenizer.HFTokenizer`), or a directory holding exactly one of them (e.g. a checkpoint)."""
+    path = Path(path)
+    if path.is_dir():
+        found = sorted(path.glob("*.model")) + sorted(path.glob("tokenizer.json"))
+        if len(found) != 1:
+            raise InputFormatError(f"expected one tokenizer (a sentencepiece .model file or a tokenizer.json), "
+                                   f"found {len(found)}{': ' if found else ''}{', '.join(p.name for p in found)}",
+                                   path=path)
+        path = found[0]
+    if path.suffix == ".json":
+        from dnabird.data.hf_tokenizer import HFTokenizer
 
-        Returns `(ids, attention_mask)`, int64 and bool arrays of shape [batch, length]; the mask is
-        True where a token is real. `length` fixes the padded length (it must be a block multiple
-        that fits every row); by default the longest row is rounded up.
-        """
-        if block_size < 1:
-            raise ParameterError("block_size", block_size, "an integer >= 1")
-        if add_special_tokens:
-            rows = [[self.cls_id, *ids, self.sep_id] for ids in rows]
-        longest = max((len(ids) for ids in rows), default=0)
-        if length is None:
-            length = max(block_size, -(-longest // block_size) * block_size)
-        elif length % block_size or length < longest:
-            raise ParameterError("length", length,
-                                 f"a multiple of block_size={block_size} that is >= {longest}")
-        ids = np.full((len(rows), length), self.pad_id, dtype=np.int64)
-        for row, tokens in enumerate(rows):
-            ids[row, : len(tokens)] = tokens
-        return ids, ids != self.pad_id
-
-    def bp_per_token(self, sentences: Iterable[str]) -> float:
-        """Mean base pairs per token over `sentences` (total bp / total tokens)."""
-        bases = tokens = 0
-        for sentence in sentences:
-            bases += len(sentence)
-            tokens += len(self.encode(sentence))
-        if tokens == 0:
-            raise ParameterError("sentences", "an empty stream", "at least one non-empty sentence")
-        return bases / tokens
-
+        return HFTokenizer.load(path)
+    return Tokenizer.load(path)
 
 
 def corpus_sentences(corpus_dir: str | os.PathLike, split: str) -> Iterator[str]:

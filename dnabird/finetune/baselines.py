@@ -32,7 +32,7 @@ def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
     return counts
 
 
-def token_counts(ids: np.ndarray, pad_id: int = 0) -> np.ndarray:
+def token_counts(ids: np.ndarray, pad_id: int) -> np.ndarray:
     """Tokens per example (the [CLS] and [SEP] included), as a one-column feature matrix [N, 1]."""
     return (np.asarray(ids) != pad_id).sum(1, keepdims=True).astype(np.float32)
 

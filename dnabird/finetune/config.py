@@ -21,8 +21,9 @@ class FinetuneConfig:
     model, model_overrides: the encoder trained from scratch: a preset and `EncoderConfig` fields merged
         over it (`dnabird.model.config.build_encoder_config`; vocab_size comes from the tokenizer), checked
         when the config loads. Ignored with a pretrained checkpoint.
-    tokenizer: the tokenizer `.model` the task's inputs are encoded with. Null: the pretrained checkpoint's
-        (inside `dnabird run`: the `tokenizer` stage's). A checkpoint trained with another tokenizer is an error.
+    tokenizer: the tokenizer the task's inputs are encoded with (a `.model`, or a Hugging Face `tokenizer.json`
+        beside its `special_tokens_map.json`). Null: the pretrained checkpoint's (inside `dnabird run`, when
+        `pretrained` is null too: the `tokenizer` stage's). A checkpoint trained with another tokenizer is an error.
     dropout, attention_dropout: the encoder's (and head's) dropout while fine-tuning; null keeps the
         checkpoint's (or the preset's).
     pooling, pool_tokens: the vector the head reads, "cls", "mean", "centre" (over `pool_tokens` central

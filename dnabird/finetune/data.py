@@ -67,7 +67,7 @@ class TokenExamples(EpochExamples):
         return example
 
 
-def collate(examples: Sequence[dict[str, np.ndarray]], *, pad_id: int = 0,
+def collate(examples: Sequence[dict[str, np.ndarray]], *, pad_id: int,
             class_labels: bool = False) -> dict[str, torch.Tensor]:
     """Stack examples into a batch: input ids, the attention mask (True where not [PAD]), zero token types,
     labels (int64 class indices with `class_labels`, else float targets: binary and multi-label) and, when

@@ -18,7 +18,7 @@ from dnabird.model.task_spec import TaskSpec
 
 @torch.no_grad()
 def predict(model: torch.nn.Module, examples: EpochExamples, spec: TaskSpec, *, batch_size: int = 8,
-            pad_id: int = 0, positive_weight: float = 1.0,
+            pad_id: int, positive_weight: float = 1.0,
             device: str | torch.device = "cpu") -> tuple[np.ndarray, np.ndarray, float]:
     """(labels, scores, mean loss) over every slot of `examples` in order (epoch 0), in eval mode.
 

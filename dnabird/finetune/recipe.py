@@ -18,7 +18,8 @@ from pathlib import Path
 
 import torch
 
-from dnabird.data.tokenizer import Tokenizer
+from dnabird.data.tokenizer import load_tokenizer
+from dnabird.data.tokenizer_base import DnaTokenizer
 from dnabird.errors import CheckpointError, ParameterError
 from dnabird.finetune.baselines import multilabel_logistic_scores
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
@@ -41,6 +42,7 @@ from dnabird.model.checkpoint import (
     load_weights,
     read_config,
     read_tensors,
+    read_tokenizer,
     save_checkpoint,
 )
 from dnabird.model.config import CENTRE_POOLINGS
@@ -62,26 +64,31 @@ def load_config(task: str, path: str | os.PathLike, overrides: list[str] = ()) -
     return build_config(task_module(task).CONFIG, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
 
 
-def checkpoint_tokenizer(directory: str | os.PathLike, tokenizer_class=Tokenizer):
-    """The tokenizer `.model` saved in a checkpoint directory (read with `tokenizer_class`: the DNA
-    `Tokenizer`, or a task's own, e.g. `TextTokenizer`)."""
+def checkpoint_tokenizer(directory: str | os.PathLike, tokenizer_class=None):
+    """The tokenizer saved in a checkpoint directory: the DNA tokenizer (`read_tokenizer`: a `.model` file or a
+    `tokenizer.json`), or with `tokenizer_class` a task's own (e.g. `TextTokenizer`) read from its `.model` file."""
+    if tokenizer_class is None:
+        return read_tokenizer(directory)
     models = sorted(Path(directory).glob("*.model"))
     if len(models) != 1:
         raise CheckpointError(f"{directory}: expected one tokenizer .model file, found {len(models)}")
     return tokenizer_class.load(models[0])
 
 
-def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=Tokenizer):
-    """The data's tokenizer; with a pretrained checkpoint it must be the one the checkpoint was trained with."""
+def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=None):
+    """The data's tokenizer; with a pretrained checkpoint it must be the one the checkpoint was trained with.
+    `tokenizer_class`: a task's own tokenizer class (None: the DNA tokenizers, `load_tokenizer`)."""
+    load = load_tokenizer if tokenizer_class is None else tokenizer_class.load
     if config.pretrained is None:
         raise ParameterError("pretrained", None, f"a checkpoint directory, or {FROM_SCRATCH!r} to train from scratch")
     if config.pretrained == FROM_SCRATCH:
         if config.tokenizer is None:
-            raise ParameterError("tokenizer", None, "a tokenizer .model path when training from scratch")
-        return tokenizer_class.load(config.tokenizer)
+            raise ParameterError("tokenizer", None, "a tokenizer path (.model or tokenizer.json) when training "
+                                 "from scratch")
+        return load(config.tokenizer)
     pretrained = checkpoint_tokenizer(config.pretrained, tokenizer_class)
     if config.tokenizer is not None:
-        given = tokenizer_class.load(config.tokenizer)
+        given = load(config.tokenizer)
         if given.hash != pretrained.hash:
             raise CheckpointError(f"{config.pretrained} was pretrained with tokenizer {pretrained.path} "
                                   f"(sha256 {pretrained.hash}), but the data is encoded with {given.path} "
@@ -100,7 +107,7 @@ def _head_overrides(config: FinetuneConfig) -> dict:
     return fields
 
 
-def encoder_config(config: FinetuneConfig, tokenizer: Tokenizer | None = None, task_overrides=None):
+def encoder_config(config: FinetuneConfig, tokenizer: DnaTokenizer | None = None, task_overrides=None):
     """The `EncoderConfig` fine-tuned: the checkpoint's, or from scratch the preset with `model_overrides`
     (and the tokenizer's vocabulary size), with the dropout and pooling overrides on top, then the fields the task
     changes (`task_overrides(config) -> dict`, a task module's `encoder_overrides`, e.g. global attention
@@ -155,7 +162,7 @@ def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict
     (empty on ranks other than 0)."""
     out_dir = Path(config.train.out_dir)
     module = task_module(task)
-    tokenizer = resolve_tokenizer(config, getattr(module, "TOKENIZER", Tokenizer))
+    tokenizer = resolve_tokenizer(config, getattr(module, "TOKENIZER", None))
     model_config = encoder_config(config, tokenizer, getattr(module, "encoder_overrides", None))
     data = module.build(config, tokenizer, block_size=model_config.length_multiple, out_dir=out_dir)
     if data.spec.eval_length + model_config.position_offset > model_config.max_positions:
@@ -184,7 +191,7 @@ def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict
         return {f"val_{k}": metrics[k] for k in VALIDATION_KEYS if metrics.get(k) is not None}
 
     def save(net, directory: Path) -> None:
-        save_checkpoint(net, directory, tokenizer_files=(tokenizer.path,))
+        save_checkpoint(net, directory, tokenizer_files=tokenizer.files)
         selection.save(directory / "selection")
 
     def load(net, directory: Path) -> None:
@@ -200,7 +207,7 @@ def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict
     if ctx.is_main:
         if selection.state is not None:
             model.load_state_dict(selection.state)
-        save_checkpoint(model, out_dir / "model", tokenizer_files=(tokenizer.path,), task=spec)
+        save_checkpoint(model, out_dir / "model", tokenizer_files=tokenizer.files, task=spec)
         report = report_on_test(task, model, data, config, selection, tokenizer, ctx.device)
     distributed.barrier(ctx)
     distributed.teardown(ctx)

@@ -18,7 +18,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from dnabird import __version__
-from dnabird.errors import CheckpointError, ConfigError, ParameterError
+from dnabird.errors import CheckpointError, ConfigError, InputFormatError, ParameterError
 from dnabird.model.config import EncoderConfig
 from dnabird.model.task_spec import TaskSpec
 
@@ -93,13 +93,23 @@ def read_task(directory: str | os.PathLike) -> TaskSpec | None:
 
 
 def read_tokenizer(directory: str | os.PathLike):
-    """The DNA `Tokenizer` whose `.model` file sits in the checkpoint directory (exactly one)."""
-    from dnabird.data.tokenizer import Tokenizer
+    """The DNA tokenizer saved in the checkpoint directory: one sentencepiece `.model` file, or a Hugging Face
+    `tokenizer.json` with `special_tokens_map.json` (`dnabird.data.tokenizer.load_tokenizer`)."""
+    from dnabird.data.tokenizer import load_tokenizer
 
-    models = sorted(Path(directory).glob("*.model"))
-    if len(models) != 1:
-        raise CheckpointError(f"{directory}: expected one tokenizer .model file, found {len(models)}")
-    return Tokenizer.load(models[0])
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CheckpointError(f"{directory}: checkpoint directory not found")
+    if not any(directory.glob("*.model")) and not (directory / "tokenizer.json").is_file():
+        raise CheckpointError(
+            f"{directory}: no tokenizer (a .model file or tokenizer.json): scoring, fine-tuning and evaluation "
+            "encode DNA with the tokenizer the model was trained with. Copy its tokenizer.json and "
+            "special_tokens_map.json (or its .model file) into this directory, or import again with "
+            "`dnabird import-hf SOURCE OUT --tokenizer PATH`")
+    try:
+        return load_tokenizer(directory)
+    except InputFormatError as err:
+        raise CheckpointError(str(err)) from None
 
 
 def read_tensors(directory: str | os.PathLike) -> dict[str, torch.Tensor]:

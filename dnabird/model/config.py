@@ -22,6 +22,7 @@ POSITIONAL_SCHEMES = ("learned", "rotary", "spe")
 INITS = ("bert", "fan_in")
 POOLINGS = ("cls", "mean", "centre", "centre_max")
 CENTRE_POOLINGS = ("centre", "centre_max")  # the poolings that read `pool_tokens` central tokens
+POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
 
 
 @dataclass
@@ -79,6 +80,8 @@ class EncoderConfig:
         2 × hidden_size: the central bin's state beside "is this pattern anywhere in the window", the read-out
         of a label that rests on an element far from the bin, as DeepSEA's and Basset's max pooling).
     pool_tokens: how many central tokens `pooling="centre"` or `"centre_max"` averages (0 otherwise).
+    pooler_activation: the activation of the "cls" pooler: "tanh" (BERT's pooler), or "gelu" / "gelu_new"
+        (the dense + activation of Hugging Face's `BigBirdForSequenceClassification` head, imported as the pooler).
     local_max_tokens: `"centre_max"` only: when > 0, the per-channel maximum over this many central tokens
         goes between the mean and the window's maximum (3 × hidden_size): "is this pattern near the bin"
         beside "anywhere in the window", so a long window keeps the local read-out a short window has.
@@ -116,6 +119,7 @@ class EncoderConfig:
     mlm_transform: bool = True
     pooling: str = "cls"
     pool_tokens: int = 0
+    pooler_activation: str = "tanh"
     local_max_tokens: int = 0
     initializer_range: float = 0.02
     init: str = "bert"
@@ -139,6 +143,8 @@ class EncoderConfig:
             raise ParameterError("init", self.init, f"one of {INITS}")
         if self.pooling not in POOLINGS:
             raise ParameterError("pooling", self.pooling, f"one of {POOLINGS}")
+        if self.pooler_activation not in POOLER_ACTIVATIONS:
+            raise ParameterError("pooler_activation", self.pooler_activation, f"one of {POOLER_ACTIVATIONS}")
         if not isinstance(self.pool_tokens, int) or isinstance(self.pool_tokens, bool) or \
                 (self.pool_tokens < 1 if self.pooling in CENTRE_POOLINGS else self.pool_tokens != 0):
             raise ParameterError("pool_tokens", self.pool_tokens,

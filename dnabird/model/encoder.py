@@ -160,7 +160,7 @@ class EncoderLayer(nn.Module):
 
 class Encoder(nn.Module):
     """Embeddings and `num_layers` encoder layers (pre-LN: then a final LayerNorm), plus, with
-    `pooling="cls"`, the [CLS] pooler (dense + tanh).
+    `pooling="cls"`, the [CLS] pooler (dense + tanh, or the config's `pooler_activation`).
 
     Weights are initialised from `seed` alone (never the global RNG). Set `gradient_checkpointing`
     to recompute each layer's activations in the backward pass.
@@ -177,6 +177,8 @@ class Encoder(nn.Module):
                 if config.pre_norm else None
             self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if config.pooling == "cls" else None
         materialise(self, seed)
+        self.pooler_activation = nn.Tanh() if config.pooler_activation == "tanh" \
+            else activation(config.pooler_activation)
 
     def pattern(self, layer: int = 0, global_positions: tuple[int, ...] | None = None):
         """The attention pattern of `layer` in this call (Longformer global positions set per call)."""
@@ -220,13 +222,14 @@ class Encoder(nn.Module):
 
     def pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """The pooled vector [B, config.pooled_size] (`config.pooling`): "cls", the pooler over the [CLS]
-        state, tanh(dense(hidden[:, 0])); "mean", the mean of hidden over the tokens where `attention_mask` is
-        true (all tokens without a mask); "centre", the mean over the `pool_tokens` tokens starting at
-        n // 2 − pool_tokens // 2, n an example's real tokens (clipped to them); "centre_max", that mean
+        state, tanh(dense(hidden[:, 0])) (tanh: the config's `pooler_activation`); "mean", the mean of hidden
+        over the tokens where `attention_mask` is true (all tokens without a mask); "centre", the mean over the
+        `pool_tokens` tokens starting at n // 2 − pool_tokens // 2, n an example's real tokens (clipped to them);
+        "centre_max", that mean
         followed by the per-channel maximum over the real tokens (with `local_max_tokens`, the maximum over
         that many central tokens, placed alike, between the two)."""
         if self.pooler is not None:
-            return torch.tanh(self.pooler(hidden[:, 0]))
+            return self.pooler_activation(self.pooler(hidden[:, 0]))
         batch, length = hidden.shape[:2]
         real = torch.ones(batch, length, dtype=torch.bool, device=hidden.device) if attention_mask is None \
             else attention_mask.bool()

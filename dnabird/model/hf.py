@@ -1,9 +1,11 @@
 """Import (and export) Hugging Face `transformers` BigBird weights.
 
-Accepts a `BigBirdForPreTraining` / `BigBirdForMaskedLM` / `BigBirdModel` object or a directory
-written by its `save_pretrained` (config.json + safetensors; pickled `.bin` files are refused).
+Accepts a `BigBirdForPreTraining` / `BigBirdForMaskedLM` / `BigBirdModel` /
+`BigBirdForSequenceClassification` object or a directory written by its `save_pretrained` (config.json +
+`model.safetensors` or `pytorch_model.bin`, read by `dnabird.model.hf_files`: tensors only, never code).
 Handles the `bert.` prefix of head models, the bare-Linear `pooler.weight`, and the decoder
-weight/bias that are tied (and absent from the saved file).
+weight/bias that are tied (and absent from the saved file). Export writes the tokenizer beside the
+weights when given one (`dnabird.data.hf_tokenizer.write_hf_tokenizer_files`).
 
 Behaviour notes: imported block-sparse models use the `hf` random-block placement with seeds
 `layer index` (Hugging Face's fixed training plan); their outputs equal transformers' in train mode
@@ -17,22 +19,22 @@ Export refuses models whose random blocks transformers would not draw (see `to_h
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
 import os
 import re
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
 from dnabird.attention.random_blocks import PAPER_PLAN_LENGTH
-from dnabird.errors import CheckpointError, ConfigError
+from dnabird.errors import CheckpointError, ConfigError, ParameterError
 from dnabird.io import atomic_output, write_json_atomic
-from dnabird.model.checkpoint import load_weights
+from dnabird.model.checkpoint import LoadReport, load_weights
 from dnabird.model.config import SPARSE_ATTENTION_DROPOUT, EncoderConfig
-from dnabird.model.heads import PretrainingModel
+from dnabird.model.heads import PretrainingModel, SequenceClassifier
+from dnabird.model.hf_files import CONFIG_FILE, read_hf_config, read_hf_weights
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +60,17 @@ _FIXED = {
     "nsp": "cls.seq_relationship",
 }
 _TIED = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")
+# BigBirdForSequenceClassification: its head's dense layer is dnabird's [CLS] pooler, its out_proj the classifier
+_CLASSIFIER_FIXED = {**{k: v for k, v in _FIXED.items() if k.startswith("encoder.embeddings")},
+                     "encoder.pooler": "classifier.dense", "classifier": "classifier.out_proj"}
+_UNUSED_POOLER = ("bert.pooler.weight", "bert.pooler.bias")
+ARCHITECTURES = ("BigBirdForPreTraining", "BigBirdForMaskedLM", "BigBirdModel", "BigBirdForSequenceClassification")
+_REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+             "max_position_embeddings", "hidden_dropout_prob", "attention_probs_dropout_prob", "layer_norm_eps",
+             "type_vocab_size")
 
 
-def map_name(name: str, *, layer_prefix: str, layer_names: dict, fixed: dict, bias: str) -> str | None:
+def map_name(name: str, *, layer_prefix: str, layer_names: dict, fixed: dict, bias: str | None) -> str | None:
     """The Hugging Face key of dnabird key `name` under one architecture's tables (None if it has none)."""
     if name == "mlm.bias":
         return bias
@@ -80,13 +90,27 @@ def hf_name(name: str) -> str:
     return mapped
 
 
+def classifier_hf_name(name: str) -> str | None:
+    """The Hugging Face `BigBirdForSequenceClassification` key of a dnabird `SequenceClassifier` key."""
+    return map_name(name, layer_prefix="bert.encoder.layer", layer_names=LAYER_NAMES, fixed=_CLASSIFIER_FIXED,
+                    bias=None)
+
+
 def config_from_hf(hf: dict) -> EncoderConfig:
     """An `EncoderConfig` equal in behaviour to a Hugging Face `BigBirdConfig` (as a dict)."""
+    if hf.get("model_type", "big_bird") != "big_bird":
+        raise ConfigError(f"model_type={hf['model_type']!r} is not supported: expected 'big_bird' (dnabird imports "
+                          f"{', '.join(ARCHITECTURES)})")
+    if hf.get("attention_type", "block_sparse") not in ("block_sparse", "original_full"):
+        raise ConfigError(f"attention_type={hf['attention_type']!r} is not supported: expected 'block_sparse' or "
+                          "'original_full'")
     if hf.get("rescale_embeddings"):
-        raise ConfigError("Hugging Face config: rescale_embeddings=True is not supported")
+        raise ConfigError("rescale_embeddings=True is not supported")
     if hf.get("hidden_act") not in ("gelu", "gelu_new"):
-        raise ConfigError(f"Hugging Face config: hidden_act={hf.get('hidden_act')!r} is not supported "
-                          "(expected 'gelu' or 'gelu_new')")
+        raise ConfigError(f"hidden_act={hf.get('hidden_act')!r} is not supported (expected 'gelu' or 'gelu_new')")
+    missing = [key for key in _REQUIRED if key not in hf]
+    if missing:
+        raise ConfigError(f"missing setting(s) {missing}")
     heads = hf["num_attention_heads"]
     attention_dropout = hf["attention_probs_dropout_prob"]
     if hf.get("attention_type", "block_sparse") == "original_full":
@@ -121,33 +145,78 @@ def block_sparse_differences(hf: dict) -> str:
             + "; ".join(cases) + ".")
 
 
-def _read_hf_dir(directory: Path) -> tuple[dict, dict[str, torch.Tensor]]:
-    config_path = directory / "config.json"
-    if not config_path.is_file():
-        raise CheckpointError(f"{config_path}: missing from the Hugging Face directory")
-    hf_config = json.loads(config_path.read_text())
-    index = directory / "model.safetensors.index.json"
-    files = sorted(set(json.loads(index.read_text())["weight_map"].values())) if index.is_file() \
-        else ["model.safetensors"]
-    tensors = {}
-    for file in files:
-        path = directory / file
-        if not path.is_file():
-            raise CheckpointError(f"{path}: missing (dnabird reads safetensors only, never pickled weights)")
-        try:
-            tensors.update(load_file(path))
-        except (SafetensorError, OSError) as err:
-            raise CheckpointError(f"{path}: corrupt or truncated safetensors file ({err})") from None
-    return hf_config, tensors
+def bigbird_architecture(hf_config: dict, tensors: dict, where: str) -> str:
+    """The source's architecture: config.json's `architectures`, else what its tensors show."""
+    named = hf_config.get("architectures") or []
+    if named:
+        if named[0] not in ARCHITECTURES:
+            raise ConfigError(f"{where}: architectures={named!r} is not supported: expected one of {ARCHITECTURES}")
+        return named[0]
+    if any(k.startswith("classifier.") for k in tensors):
+        return "BigBirdForSequenceClassification"
+    if any(k.startswith("cls.seq_relationship.") for k in tensors):
+        return "BigBirdForPreTraining"
+    return "BigBirdForMaskedLM" if any(k.startswith("cls.predictions.") for k in tensors) else "BigBirdModel"
 
 
-def from_hf_bigbird(source) -> PretrainingModel:
-    """A `PretrainingModel` with the weights of a Hugging Face BigBird model object or directory.
+def classification_problem(hf_config: dict, where: str) -> tuple[str, int]:
+    """(dnabird problem, number of outputs) of a `BigBirdForSequenceClassification` config."""
+    outputs = len(hf_config.get("id2label") or {}) or int(hf_config.get("num_labels", 2))
+    kind = hf_config.get("problem_type")
+    if kind == "multi_label_classification":
+        return "multilabel", outputs
+    if kind in (None, "single_label_classification") and outputs >= 2:
+        return "multiclass", outputs
+    raise ConfigError(f"{where}: problem_type={kind!r} with {outputs} label(s) is a regression head, which dnabird "
+                      "does not support (single- or multi-label classification only)")
 
-    Heads the source lacks (NSP for `BigBirdForMaskedLM`; both for `BigBirdModel`) keep their fresh
-    initialisation and are logged.
+
+def read_source(source) -> tuple[dict, dict[str, torch.Tensor], str, str]:
+    """(Hugging Face config dict, state dict, where the weights came from, where the config came from) of a
+    model object or a `save_pretrained` directory."""
+    if isinstance(source, (str, os.PathLike)):
+        hf_config = read_hf_config(source)
+        tensors, where = read_hf_weights(source)
+        return hf_config, tensors, where, str(Path(source) / CONFIG_FILE)
+    tensors = {k: v.detach() for k, v in source.state_dict().items()}
+    return source.config.to_dict(), tensors, type(source).__name__, type(source).__name__
+
+
+def encoder_config_of(config_from, hf_config: dict, config_where: str) -> EncoderConfig:
+    """`config_from(hf_config)`, its errors naming the config file."""
+    try:
+        return config_from(hf_config)
+    except (ConfigError, ParameterError) as err:
+        raise ConfigError(f"{config_where}: {err}") from None
+
+
+def from_hf_bigbird(source) -> PretrainingModel | SequenceClassifier:
+    """The dnabird model of a Hugging Face BigBird model object or `save_pretrained` directory.
+
+    `BigBirdForPreTraining` / `BigBirdForMaskedLM` / `BigBirdModel` become a `PretrainingModel` (an NSP head
+    only where the source has one; `BigBirdModel` has no MLM head either, so its MLM head is freshly
+    initialised, with a warning). `BigBirdForSequenceClassification` becomes a `SequenceClassifier` whose
+    [CLS] pooler is the head's dense layer and activation (`pooler_activation`) and whose classifier is
+    its `out_proj`; the source's pooler, which that head does not use, is dropped.
     """
-    return import_pretrained(source, prefix="bert.", config_from=config_from_hf, name_of=hf_name, tied=_TIED)
+    hf_config, tensors, where, config_where = read_source(source)
+    architecture = bigbird_architecture(hf_config, tensors, config_where)
+    config = encoder_config_of(config_from_hf, hf_config, config_where)
+    if architecture == "BigBirdForSequenceClassification":
+        problem, outputs = classification_problem(hf_config, config_where)
+        config = dataclasses.replace(config, pooling="cls", pooler_activation=config.activation)
+        model = SequenceClassifier(config, outputs, problem=problem)
+        report = load_into(model, tensors, where=where, prefix="bert.", name_of=classifier_hf_name, tied=_TIED,
+                           ignored=_UNUSED_POOLER)
+        if report.initialised:
+            raise CheckpointError(f"{where}: classifier tensors missing: {list(report.initialised)}")
+        return model
+    model = PretrainingModel(config, nsp=architecture == "BigBirdForPreTraining")
+    load_into(model, tensors, where=where, prefix="bert.", name_of=hf_name, tied=_TIED)
+    if architecture == "BigBirdModel":
+        log.warning("%s: a BigBirdModel has no MLM head: its MLM head is freshly initialised, so mlm_llr scores "
+                    "and evaluation mean nothing until it is trained (fine-tuning a classifier is unaffected)", where)
+    return model
 
 
 def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[str, str], nsp: bool = True,
@@ -160,22 +229,24 @@ def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[
     nsp: whether the model has an NSP head. adapt: optional `(tensors by dnabird name, model) -> tensors`
     applied before loading (e.g. a grown position table).
     """
-    if isinstance(source, (str, os.PathLike)):
-        hf_config, tensors = _read_hf_dir(Path(source))
-        where = str(Path(source) / "model.safetensors")
-    else:
-        hf_config = source.config.to_dict()
-        tensors = {k: v.detach() for k, v in source.state_dict().items()}
-        where = type(source).__name__
+    hf_config, tensors, where, config_where = read_source(source)
+    model = PretrainingModel(encoder_config_of(config_from, hf_config, config_where), nsp=nsp)
+    load_into(model, tensors, where=where, prefix=prefix, name_of=name_of, tied=tied, adapt=adapt)
+    return model
+
+
+def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], *, where: str, prefix: str, name_of,
+              tied: tuple[str, str], adapt=None, ignored: tuple[str, ...] = ()) -> LoadReport:
+    """Copy a Hugging Face state dict into `model` (arguments as `import_pretrained`; `ignored`: source keys
+    to drop). Every encoder tensor must be found; heads the source lacks stay initialised and are logged."""
     if not any(k.startswith(prefix) for k in tensors):  # a bare base model
         tensors = {f"{prefix}{k}": v for k, v in tensors.items()}
-    model = PretrainingModel(config_from(hf_config), nsp=nsp)
     wanted = {name_of(name): name for name in model.state_dict() if name_of(name) is not None}
     decoder_weight = tensors.get(tied[0])
     word = tensors.get(name_of("encoder.embeddings.word.weight"))
     if decoder_weight is not None and word is not None and not torch.equal(decoder_weight, word):
         raise ConfigError(f"{where}: the MLM decoder is not tied to the word embeddings; dnabird ties them")
-    ignored = set(tied) | {k for k in tensors if k.endswith(("position_ids", "token_type_ids"))}
+    ignored = set(tied) | set(ignored) | {k for k in tensors if k.endswith(("position_ids", "token_type_ids"))}
     unexpected = sorted(set(tensors) - set(wanted) - ignored)
     if unexpected:
         raise CheckpointError(f"{where}: Hugging Face tensors with no dnabird counterpart: {unexpected[:10]}")
@@ -187,7 +258,7 @@ def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[
         raise CheckpointError(f"{where}: encoder tensors missing: {encoder_missing[:10]}")
     if report.initialised:
         log.info("imported %s; freshly initialised: %s", where, ", ".join(report.initialised))
-    return model
+    return report
 
 
 def hf_config_dict(config: EncoderConfig) -> dict:
@@ -206,6 +277,9 @@ def hf_config_dict(config: EncoderConfig) -> dict:
     if config.position_offset or not config.embedding_dropout_before_norm:
         raise ConfigError("Hugging Face BigBird needs position_offset=0 and "
                           "embedding_dropout_before_norm=True")
+    if config.pooler_activation != "tanh":
+        raise ConfigError(f"Hugging Face BigBird's pooler is dense + tanh; this model's pooler_activation is "
+                          f"{config.pooler_activation!r}")
     if config.positional != "learned" or config.pre_norm or not config.mlm_transform or config.pooling != "cls":
         raise ConfigError(f"Hugging Face BigBird has learned positions, post-LN blocks, an MLM transform and a "
                           f"[CLS] pooler only (this model: positional={config.positional!r}, "
@@ -238,8 +312,12 @@ def random_block_mismatches(config: EncoderConfig) -> list[str]:
     return found
 
 
-def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, strict: bool = True) -> Path:
-    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors).
+def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, strict: bool = True,
+                  tokenizer=None) -> Path:
+    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors; a model without
+    an NSP head as `BigBirdForMaskedLM`), with `tokenizer` (a dnabird DNA tokenizer) as `tokenizer.json` +
+    `special_tokens_map.json` + `tokenizer_config.json`, so that transformers' `AutoTokenizer` and
+    `BigBirdForMaskedLM.from_pretrained` on the directory give dnabird's ids and logits.
 
     Only ITC (3-block window) and full patterns have a Hugging Face equivalent. transformers draws
     its own random blocks: a block-sparse model is refused unless it uses the same ones (random_mode
@@ -254,10 +332,31 @@ def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, stri
         if strict:
             raise ConfigError(f"{message}. Pass strict=False to export anyway (transformers' outputs will differ)")
         log.warning("%s; exporting anyway (strict=False): transformers' outputs will differ", message)
+    if model.nsp is None:
+        hf_config["architectures"] = ["BigBirdForMaskedLM"]
+    if tokenizer is not None:
+        check_tokenizer_fits(tokenizer, model.config, "the tokenizer given")
+        hf_config.update(pad_token_id=tokenizer.pad_id, sep_token_id=tokenizer.sep_id, bos_token_id=tokenizer.cls_id,
+                         eos_token_id=tokenizer.sep_id)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
     with atomic_output(directory / "model.safetensors") as temporary:
         save_file(tensors, temporary, metadata={"format": "pt"})
     write_json_atomic(directory / "config.json", hf_config)
+    if tokenizer is not None:
+        from dnabird.data.hf_tokenizer import write_hf_tokenizer_files
+
+        write_hf_tokenizer_files(tokenizer, directory, max_length=model.config.max_positions)
     return directory
+
+
+def check_tokenizer_fits(tokenizer, config: EncoderConfig, where: str) -> None:
+    """`ConfigError` naming `where` unless the tokenizer's vocabulary is the model's embedding table and its
+    [PAD] the model's padding id."""
+    if tokenizer.vocab_size != config.vocab_size:
+        raise ConfigError(f"{where}: the tokenizer has {tokenizer.vocab_size} ids, the model's embeddings "
+                          f"vocab_size={config.vocab_size}")
+    if tokenizer.pad_id != config.pad_token_id:
+        raise ConfigError(f"{where}: the tokenizer's [PAD] is id {tokenizer.pad_id}, the model's "
+                          f"pad_token_id={config.pad_token_id}")

@@ -24,15 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from dnabird.data.pretraining import (
-    CLS_ID,
-    MASK_ID,
-    NUM_SPECIAL,
-    PAD_ID,
-    SEP_ID,
-    PretrainingExamples,
-    collate,
-)
+from dnabird.data.pretraining import PretrainingExamples, collate
 from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
@@ -46,21 +38,21 @@ log = logging.getLogger(__name__)
 
 
 def token_bp_lengths(tokenizer) -> np.ndarray:
-    """Base pairs spelled by each token id (0 for the special tokens)."""
-    return np.array([0 if i < NUM_SPECIAL else len(tokenizer.id_to_piece(i))
+    """Base pairs spelled by each token id (0 for the tokenizer's special ids)."""
+    return np.array([0 if i in tokenizer.special_ids else len(tokenizer.id_to_piece(i))
                      for i in range(tokenizer.vocab_size)])
 
 
-def unigram_log_probs(documents: Sequence, vocab_size: int, *, max_documents: int = 2000) -> np.ndarray:
+def unigram_log_probs(documents: Sequence, vocab_size: int, special_ids, *, max_documents: int = 2000) -> np.ndarray:
     """log p(token) from token counts over (up to `max_documents` evenly spaced) training documents,
-    add-one smoothed over the non-special ids; special ids get -inf."""
+    add-one smoothed over the ids not in `special_ids`; special ids get -inf."""
     picks = np.unique(np.linspace(0, len(documents) - 1, min(len(documents), max_documents)).astype(int))
     counts = np.zeros(vocab_size)
     for index in picks:
         for sentence in documents[int(index)].sentences:
             counts += np.bincount(sentence, minlength=vocab_size)[:vocab_size]
-    counts[NUM_SPECIAL:] += 1.0
-    counts[:NUM_SPECIAL] = 0.0
+    counts += 1.0
+    counts[sorted(special_ids)] = 0.0
     with np.errstate(divide="ignore"):
         return np.log(counts / counts.sum())
 
@@ -99,8 +91,9 @@ class _Tally:
         return report
 
 
-def one_sentence_batch(batch: dict[str, torch.Tensor], block_size: int) -> dict[str, torch.Tensor]:
-    """Each sentence of each example on its own, `[CLS] sentence [SEP]`, with the example's masking."""
+def one_sentence_batch(batch: dict[str, torch.Tensor], examples: PretrainingExamples) -> dict[str, torch.Tensor]:
+    """Each sentence of each example on its own, `[CLS] sentence [SEP]`, with the example's masking (block size
+    and special ids those of `examples`)."""
     rows = []
     for ids, labels, sentence in zip(batch["input_ids"], batch["mlm_labels"], batch["sentence_index"],
                                      strict=True):
@@ -108,31 +101,33 @@ def one_sentence_batch(batch: dict[str, torch.Tensor], block_size: int) -> dict[
             keep = sentence == s
             if (labels[keep] != IGNORE_INDEX).any():
                 rows.append((ids[keep], labels[keep]))
+    block_size, pad_id = examples.block_size, examples.pad_id
     length = -(-max(len(ids) + 2 for ids, _ in rows) // block_size) * block_size
-    out = {"input_ids": torch.full((len(rows), length), PAD_ID),
+    out = {"input_ids": torch.full((len(rows), length), pad_id),
            "mlm_labels": torch.full((len(rows), length), IGNORE_INDEX)}
     for row, (ids, labels) in enumerate(rows):
-        out["input_ids"][row, : len(ids) + 2] = torch.cat([torch.tensor([CLS_ID]), ids,
-                                                           torch.tensor([SEP_ID])])
+        out["input_ids"][row, : len(ids) + 2] = torch.cat([torch.tensor([examples.cls_id]), ids,
+                                                           torch.tensor([examples.sep_id])])
         out["mlm_labels"][row, 1: len(ids) + 1] = labels
-    out["attention_mask"] = out["input_ids"] != PAD_ID
+    out["attention_mask"] = out["input_ids"] != pad_id
     out["token_type_ids"] = torch.zeros_like(out["input_ids"])
     return out
 
 
 def _batches(examples: PretrainingExamples, num_examples: int, batch_size: int) -> Iterable[dict]:
     for start in range(0, num_examples, batch_size):
-        yield collate([examples[i] for i in range(start, min(num_examples, start + batch_size))])
+        yield collate([examples[i] for i in range(start, min(num_examples, start + batch_size))],
+                      pad_id=examples.pad_id)
 
 
-def _masked_log_probs(model, batch: dict, device, with_nsp: bool):
+def _masked_log_probs(model, batch: dict, device, with_nsp: bool, mask_id: int):
     """log p [N, V] at the N selected positions, their true ids, whether the input shows [MASK] there,
     the NSP logits and the batch on `device`."""
     batch = {k: v.to(device) for k, v in batch.items()}
     out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"],
                 mlm_labels=batch["mlm_labels"], nsp_labels=batch["nsp_label"] if with_nsp else None)
     selected = batch["mlm_labels"] != IGNORE_INDEX
-    shown_mask = batch["input_ids"][selected] == MASK_ID
+    shown_mask = batch["input_ids"][selected] == mask_id
     return F.log_softmax(out.mlm_logits.float(), dim=-1), batch["mlm_labels"][selected], shown_mask, \
         out.nsp_logits, batch
 
@@ -159,6 +154,7 @@ def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, t
     the positions shown as [MASK]}, "mask_rate", "max_length", "examples"}.
     """
     model.eval().to(device)
+    nsp = model.nsp is not None  # an imported MLM-only model has no NSP head
     bp = torch.as_tensor(token_bp, device=device)
     tallies = {name: _Tally() for name in ("model", *BASELINES)}
     at_mask = {name: _Tally() for name in tallies}
@@ -170,10 +166,12 @@ def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, t
 
     for batch in progress_bar(_batches(examples, num_examples, batch_size), total=-(-num_examples // batch_size),
                               desc="evaluate", unit="batch"):
-        log_probs, labels, shown_mask, nsp_logits, batch = _masked_log_probs(model, batch, device, with_nsp=True)
+        log_probs, labels, shown_mask, nsp_logits, batch = _masked_log_probs(model, batch, device, with_nsp=nsp,
+                                                                             mask_id=examples.mask_id)
         add("model", log_probs, labels, shown_mask)
-        tallies["model"].nsp_correct += int((nsp_logits.argmax(-1) == batch["nsp_label"]).sum())
-        tallies["model"].nsp_count += len(batch["nsp_label"])
+        if nsp:
+            tallies["model"].nsp_correct += int((nsp_logits.argmax(-1) == batch["nsp_label"]).sum())
+            tallies["model"].nsp_count += len(batch["nsp_label"])
         if uni is not None:
             add("unigram", uni.expand(len(labels), -1), labels, shown_mask)
         if markov is not None:
@@ -181,8 +179,8 @@ def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, t
                 tallies[name].add_true(true.to(device), labels, bp)
                 at_mask[name].add_true(true.to(device)[shown_mask], labels[shown_mask], bp)
         if one_sentence:
-            cut = one_sentence_batch({k: v.cpu() for k, v in batch.items()}, examples.block_size)
-            add("one_sentence", *_masked_log_probs(model, cut, device, with_nsp=False)[:3])
+            cut = one_sentence_batch({k: v.cpu() for k, v in batch.items()}, examples)
+            add("one_sentence", *_masked_log_probs(model, cut, device, with_nsp=False, mask_id=examples.mask_id)[:3])
     report = {name: t.summary() for name, t in tallies.items() if t.count}
     report["at_mask"] = {name: t.summary() for name, t in at_mask.items() if t.count}
     report.update(mask_rate=examples.mask_rate, max_length=examples.max_length, examples=num_examples)
@@ -198,11 +196,11 @@ def heldout_report(model: torch.nn.Module, tokenizer, heldout_shards, *, train_s
     from dnabird.model.encoder import attention_density
 
     block_size = model.config.length_multiple
-    examples = PretrainingExamples(ShardReader(heldout_shards), vocab_size=tokenizer.vocab_size,
+    examples = PretrainingExamples(ShardReader(heldout_shards), tokenizer=tokenizer,
                                    max_length=max_length, block_size=block_size, mask_rate=mask_rate, seed=seed)
     unigram = markov = None
     if train_shards is not None:
-        unigram = unigram_log_probs(ShardReader(train_shards), tokenizer.vocab_size)
+        unigram = unigram_log_probs(ShardReader(train_shards), tokenizer.vocab_size, tokenizer.special_ids)
         markov = MarkovBaseline.fit(ShardReader(train_shards), tokenizer, max_order=max(MARKOV_ORDERS))
     report = evaluate_heldout(model, examples, token_bp=token_bp_lengths(tokenizer), unigram=unigram,
                               markov=markov, num_examples=num_examples, batch_size=batch_size, device=device)
@@ -234,7 +232,8 @@ def recorded_evaluation(checkpoint: str | os.PathLike) -> dict:
 
 def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards=None, *, out=None, device: str = "auto",
                         **options) -> dict:
-    """Load a pretrained model directory (with its tokenizer `.model` file) and run `heldout_report`.
+    """Load a pretrained model directory (with its tokenizer: a `.model` file or `tokenizer.json`) and run
+    `heldout_report`.
 
     Settings left out (None or not given) are those the pretraining run that wrote the checkpoint was
     evaluated with (`recorded_evaluation`), so the report reproduces that run's `report.json`; without a

@@ -14,20 +14,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dnabird.data.pretraining import NUM_SPECIAL
-
 ALPHABET = "ACGTN"
 SYMBOLS = len(ALPHABET)
 
 
 def piece_table(tokenizer) -> tuple[np.ndarray, np.ndarray]:
-    """Per token id, its bases as codes 0–4 (padded with -1) [V, longest] and its length [V] (0 for specials)."""
-    pieces = ["" if i < NUM_SPECIAL else tokenizer.id_to_piece(i).upper() for i in range(tokenizer.vocab_size)]
+    """Per token id, its bases as codes 0–4 (padded with -1) [V, longest] and its length [V] (0 for the
+    tokenizer's special ids). Other IUPAC letters count as N."""
+    pieces = ["" if i in tokenizer.special_ids else tokenizer.id_to_piece(i).upper()
+              for i in range(tokenizer.vocab_size)]
     lengths = np.array([len(p) for p in pieces])
     table = np.full((len(pieces), max(lengths.max(), 1)), -1, dtype=np.int64)
     lookup = {base: code for code, base in enumerate(ALPHABET)}
     for i, piece in enumerate(pieces):
-        table[i, : len(piece)] = [lookup[b] for b in piece]
+        table[i, : len(piece)] = [lookup.get(b, ALPHABET.index("N")) for b in piece]
     return table, lengths
 
 

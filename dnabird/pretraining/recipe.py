@@ -5,6 +5,7 @@ held-out report. `dnabird pretrain` and the pipeline's `pretrain` stage both cal
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 from dataclasses import dataclass, field
@@ -102,14 +103,14 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
     Returns the held-out report (empty when there is none, or on ranks other than 0).
     """
     from dnabird.data.shards import ShardReader
-    from dnabird.data.tokenizer import Tokenizer
+    from dnabird.data.tokenizer import load_tokenizer
     from dnabird.model.checkpoint import load_weights, read_config, read_tensors, save_checkpoint
     from dnabird.model.heads import PretrainingModel
 
     for name in ("tokenizer", "train_shards"):
         if getattr(config, name) is None:
             raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
-    tokenizer = Tokenizer.load(config.tokenizer)
+    tokenizer = load_tokenizer(config.tokenizer)
     model_config = encoder_config(config, tokenizer.vocab_size)
     out_dir = Path(config.train.out_dir)
     if resume and (last := checkpoint.latest(out_dir / "checkpoints")) is not None:
@@ -117,18 +118,19 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
     ctx = distributed.setup(config.train.device)
     seed_everything(config.seed + ctx.rank)      # dropout streams differ per rank
     model = PretrainingModel(model_config, seed=config.seed)
-    examples = PretrainingExamples(ShardReader(config.train_shards), vocab_size=tokenizer.vocab_size,
+    examples = PretrainingExamples(ShardReader(config.train_shards), tokenizer=tokenizer,
                                    max_length=config.max_length, block_size=model_config.length_multiple,
                                    mask_rate=config.mask_rate, random_next_rate=config.random_next_rate,
                                    seed=config.seed)
-    train(model, mlm_nsp_loss, examples, config.train, collate_fn=collate, resume=resume, ctx=ctx,
+    train(model, mlm_nsp_loss, examples, config.train, collate_fn=functools.partial(collate, pad_id=tokenizer.pad_id),
+          resume=resume, ctx=ctx,
           run_info={"pretrain": dataclasses.asdict(config), "model": model_config.to_dict(),
                     "versions": versions(), "seed": config.seed},
-          save_model=lambda m, d: save_checkpoint(m, d, tokenizer_files=(tokenizer.path,)),
+          save_model=lambda m, d: save_checkpoint(m, d, tokenizer_files=tokenizer.files),
           load_model=lambda m, d: load_weights(m, read_tensors(d), source=str(d / "model.safetensors")))
     report = {}
     if ctx.is_main:
-        save_checkpoint(model, out_dir / "model", tokenizer_files=(tokenizer.path,))
+        save_checkpoint(model, out_dir / "model", tokenizer_files=tokenizer.files)
         if config.heldout_shards and config.eval_examples:
             report = _evaluate(model, config, tokenizer, ctx.device)
     distributed.barrier(ctx)

@@ -2,7 +2,8 @@
 running it (resuming an interrupted run from its checkpoints).
 
 In a section, null `pretrained` means the `pretrain` stage's model and null `tokenizer` the `tokenizer`
-stage's model ("none" trains from scratch); a task module's `STAGE_INPUTS` maps its null `data` paths
+stage's model ("none" trains from scratch), or, when `pretrained` names a checkpoint, the tokenizer saved
+in it (an imported model brings its own); a task module's `STAGE_INPUTS` maps its null `data` paths
 to (stage, output) pairs, e.g. the promoter task's genome, promoters and chain from `fetch`.
 """
 
@@ -28,8 +29,10 @@ def resolved(task: str, config, context: RunContext, out_dir: Path | None = None
                 filled[field] = str(context.output(stage, output))
             except ConfigError:
                 pass
+    # a checkpoint given explicitly brings its own tokenizer (the recipe reads it); else the pipeline's
+    own_tokenizer = config.pretrained not in (None, FROM_SCRATCH)
     paths = {"pretrained": config.pretrained or str(context.output("pretrain", "model")),
-             "tokenizer": config.tokenizer or str(context.output("tokenizer", "model"))}
+             "tokenizer": config.tokenizer or (None if own_tokenizer else str(context.output("tokenizer", "model")))}
     train = config.train if out_dir is None else dataclasses.replace(config.train, out_dir=str(out_dir))
     return dataclasses.replace(config, **paths, data=dataclasses.replace(data, **filled), train=train)
 
@@ -41,7 +44,8 @@ def input_paths(task: str, config, context: RunContext) -> list[Path]:
     paths = [Path(getattr(config.data, field)) for field in module.STAGE_INPUTS]
     paths += [Path(getattr(config.data, field)) for field in getattr(module, "OPTIONAL_STAGE_INPUTS", {})
               if getattr(config.data, field) is not None]
-    paths.append(Path(config.tokenizer))
+    if config.tokenizer is not None:
+        paths.append(Path(config.tokenizer))
     if config.pretrained != FROM_SCRATCH:
         paths.append(Path(config.pretrained))
     return paths

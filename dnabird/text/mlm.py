@@ -74,8 +74,7 @@ class PackedTextExamples(EpochExamples):
         self.stream, self.max_length, self.mask_rate = stream, max_length, mask_rate
         self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
         self.mask_id, self.vocab_size = tokenizer.mask_id, tokenizer.vocab_size
-        specials = sorted(tokenizer.special_ids)
-        self.special_ids = None if specials == list(range(5)) else np.asarray(specials)
+        self.special_ids = np.asarray(sorted(tokenizer.special_ids))
 
     def __len__(self) -> int:
         """Examples per epoch (the last one may be shorter, then padded)."""

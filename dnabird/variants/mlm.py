@@ -42,7 +42,7 @@ def masked_spans(windows: AlleleWindows, ref_spans: list[tuple[int, int]], alt_s
     """The REF and ALT token ranges to mask: every token overlapping the allele ± `flank` bp, in either
     sequence, mapped across through the shared flanks until both end on token boundaries.
 
-    `ref_spans`/`alt_spans`: each token's bp span in `windows.ref`/`windows.alt` (`Tokenizer.token_spans`).
+    `ref_spans`/`alt_spans`: each token's bp span in `windows.ref`/`windows.alt` (the tokenizer's `offsets`).
     """
     alleles = ((windows.ref_at, windows.ref_at + windows.ref_length, ref_spans),
                (windows.alt_at, windows.alt_at + windows.alt_length, alt_spans))

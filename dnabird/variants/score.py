@@ -225,7 +225,8 @@ class LLRScorer:
         for windows in strands:
             ref = encode(self.predictor, windows.ref, self.setup.eval_length)
             alt = encode(self.predictor, windows.alt, self.setup.eval_length)
-            spans = masked_spans(windows, tokenizer.token_spans(ref), tokenizer.token_spans(alt), self.setup.flank_bp)
+            spans = masked_spans(windows, tokenizer.offsets(windows.ref), tokenizer.offsets(windows.alt),
+                                 self.setup.flank_bp)
             (ref_row, ref_wanted), (alt_row, alt_wanted) = (mask_span(tokens, span, tokenizer.mask_id)
                                                             for tokens, span in zip((ref, alt), spans, strict=True))
             if ref_row == alt_row:

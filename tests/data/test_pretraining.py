@@ -1,21 +1,23 @@
+import functools
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from dnabird.data.pretraining import (
-    CLS_ID,
-    MASK_ID,
-    NUM_SPECIAL,
-    PAD_ID,
-    SEP_ID,
-    PretrainingExamples,
-    _truncate_pair,
-    collate,
-)
+from dnabird.data.pretraining import PretrainingExamples, _truncate_pair, collate
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.labels import IGNORE_INDEX
 from dnabird.train.data import step_batches
+
+PAD_ID, UNK_ID, CLS_ID, SEP_ID, MASK_ID = range(5)  # dnabird's own layout, as `layout` states it
+NUM_SPECIAL = 5
+
+
+def layout(vocab_size, pad=PAD_ID, unk=UNK_ID, cls=CLS_ID, sep=SEP_ID, mask=MASK_ID, extra=()):
+    """The part of a tokenizer `PretrainingExamples` reads: its vocabulary size and special ids."""
+    return SimpleNamespace(vocab_size=vocab_size, pad_id=pad, unk_id=unk, cls_id=cls, sep_id=sep, mask_id=mask,
+                           special_ids=frozenset({pad, unk, cls, sep, mask, *extra}))
 
 
 @dataclass
@@ -46,8 +48,9 @@ def make_documents(num_docs=24, vocab=50, seed=0, per_doc=(2, 12)):
 
 
 def examples(**kwargs):
-    options = {"vocab_size": 50, "max_length": 64, "block_size": 16, "seed": 5} | kwargs
-    return PretrainingExamples(options.pop("documents", None) or make_documents(), **options)
+    options = {"max_length": 64, "block_size": 16, "seed": 5} | kwargs
+    tokenizer = options.pop("tokenizer", None) or layout(options.pop("vocab_size", 50))
+    return PretrainingExamples(options.pop("documents", None) or make_documents(), tokenizer=tokenizer, **options)
 
 
 def _where(docs):
@@ -76,6 +79,33 @@ def test_masking_rate_and_80_10_10_split_and_specials_never_masked():
     assert masked / selected == pytest.approx(0.8, abs=0.02)
     assert replaced / selected == pytest.approx(0.1, abs=0.015)
     assert kept / selected == pytest.approx(0.1, abs=0.015)
+
+
+def test_an_imported_tokenizers_special_ids_are_used_and_dnabirds_are_ordinary_tokens():
+    """Specials scattered over the vocabulary (as an imported tokenizer may have them, plus a special "-"):
+    examples use its [CLS]/[SEP]/[PAD]/[MASK], never mask or draw any of its specials, and treat dnabird's own
+    special ids 0-4 as the ordinary tokens they are here."""
+    tokenizer = layout(60, pad=7, unk=20, cls=11, sep=3, mask=59, extra=(33,))
+    ordinary = np.setdiff1d(np.arange(60), sorted(tokenizer.special_ids))
+    rng = np.random.default_rng(3)
+    docs = [Doc(f"chr{k}", [rng.choice(ordinary, size=int(rng.integers(3, 15))) for _ in range(8)],
+                np.stack([100 * np.arange(8), 100 * np.arange(8) + 100], axis=1)) for k in range(24)]
+    data = examples(tokenizer=tokenizer, documents=docs, max_length=256, mask_rate=0.3)
+    picked_ids, shown = [], []
+    for g in range(200):
+        ex = data[g]
+        ids, labels, real = ex["input_ids"], ex["mlm_labels"], ex["attention_mask"]
+        picked = labels != IGNORE_INDEX
+        assert ids[0] == 11 and (ids[~real] == 7).all() and (ids[real][-1] == 3)
+        assert not np.isin(labels[picked], sorted(tokenizer.special_ids)).any()
+        swapped = picked & (ids != 59) & (ids != labels)
+        assert not np.isin(ids[swapped], sorted(tokenizer.special_ids)).any()
+        picked_ids += labels[picked].tolist()
+        shown += ids[picked].tolist()
+    assert {0, 1, 2, 4} <= set(picked_ids)                     # dnabird's special ids are DNA here
+    assert np.mean(np.array(shown) == 59) == pytest.approx(0.8, abs=0.03)  # the tokenizer's [MASK]
+    batch = collate([data[0], data[1]], pad_id=tokenizer.pad_id)
+    assert (batch["input_ids"][~batch["attention_mask"]] == 7).all()
 
 
 def test_mask_rate_is_configurable():
@@ -147,7 +177,7 @@ def test_examples_are_reproducible_and_epochs_differ():
 def test_order_does_not_depend_on_workers():
     data = examples()
     kwargs = {"start_step": 2, "stop_step": 4, "global_batch": 4, "micro_batch": 2, "rank": 0,
-              "world_size": 1, "collate_fn": collate}
+              "world_size": 1, "collate_fn": functools.partial(collate, pad_id=PAD_ID)}
     serial = list(step_batches(data, **kwargs))
     parallel = list(step_batches(data, num_workers=2, **kwargs))
     for s, p in zip(serial, parallel, strict=True):

@@ -65,9 +65,9 @@ def test_the_selected_model_is_the_best_validation_step(standin_run):
     assert (report["selection"]["step"], report["selection"]["value"]) == best
     model = load_checkpoint(out / "model")                    # model/ holds that step's weights
     standin_task.register()
-    task = standin_task.build(standin_task.config(out, out), Tokenizer.load(next((out / "model").glob("*.model"))),
-                              block_size=16, out_dir=out)
-    labels, scores, _ = predict(model, task.validation, task.spec, batch_size=16)
+    tokenizer = Tokenizer.load(next((out / "model").glob("*.model")))
+    task = standin_task.build(standin_task.config(out, out), tokenizer, block_size=16, out_dir=out)
+    labels, scores, _ = predict(model, task.validation, task.spec, batch_size=16, pad_id=tokenizer.pad_id)
     assert binary_metrics(labels, scores)["auroc"] == pytest.approx(best[1])
     assert read_task(out / "model").task == "standin"
 

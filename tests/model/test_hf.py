@@ -187,8 +187,58 @@ def test_export_loads_in_transformers(tmp_path):
     compare(reloaded, ours, 200, 180, train=False)
 
 
-def test_pickled_weights_are_refused(tmp_path):
+def test_weights_that_are_neither_safetensors_nor_a_pytorch_pickle_are_refused(tmp_path):
     build(BigBirdModel, "original_full").save_pretrained(tmp_path, safe_serialization=True)
     (tmp_path / "model.safetensors").rename(tmp_path / "pytorch_model.bin")
-    with pytest.raises(CheckpointError, match="never pickled"):
+    with pytest.raises(CheckpointError, match=r"pytorch_model\.bin: refused: .*dnabird never unpickles code"):
         from_hf_bigbird(tmp_path)
+
+
+def test_a_dnabird_trained_model_exports_with_its_tokenizer_for_autotokenizer(embedded_default, tmp_path):
+    """Trained by dnabird on the embedded default's shards and tokenizer (the fixture's own model has rotary
+    positions and pre-LN blocks, which Hugging Face BigBird cannot hold): exported, then transformers'
+    AutoTokenizer and BigBirdForMaskedLM give dnabird's ids and logits (full attention at <= 5 blocks, eval)."""
+    from dnabird.data.tokenizer import Tokenizer
+    from dnabird.genome.reference import Genome
+    from dnabird.model import load_checkpoint
+    from dnabird.pretraining.recipe import PretrainConfig, pretrain
+    from dnabird.train import TrainConfig
+
+    pretrain(PretrainConfig(model="tiny", model_overrides={"num_layers": 1, "attention": {"random_mode": "hf"},
+                                                           "reseed_each_step": False},
+                            tokenizer=str(embedded_default.tokenizer), train_shards=str(embedded_default.train_shards),
+                            max_length=128, eval_examples=0,
+                            train=TrainConfig(out_dir=str(tmp_path / "run"), max_steps=2, global_batch_size=4,
+                                              micro_batch_size=4, warmup_steps=1, lr=1e-3, progress=False)))
+    ours, tokenizer = load_checkpoint(tmp_path / "run" / "model").eval(), Tokenizer.load(embedded_default.tokenizer)
+    to_hf_bigbird(ours, tmp_path / "hf", tokenizer=tokenizer)
+    auto = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")
+    reloaded = BigBirdForPreTraining.from_pretrained(tmp_path / "hf").eval()
+    genome = Genome(embedded_default.fasta)
+    windows = [genome.fetch(chrom, start, start + 600).sequence for chrom in ("chr1", "chr8")
+               for start in range(20_000, 200_000, 9_000)]
+    assert any(c.islower() for c in "".join(windows))  # soft-masked bases: upper-cased on both sides
+    for window in windows:
+        assert auto(window)["input_ids"] == [tokenizer.cls_id, *tokenizer.encode(window), tokenizer.sep_id]
+    ids, mask = tokenizer.encode_batch(windows[:8], block_size=64, length=320)
+    batch = auto(windows[:8], padding="max_length", max_length=320, return_tensors="pt")
+    assert (batch["input_ids"].numpy() == ids).all() and (batch["attention_mask"].numpy() == mask).all()
+    with torch.no_grad():
+        expected = reloaded(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).prediction_logits
+        got = ours(torch.from_numpy(ids), torch.from_numpy(mask)).mlm_logits
+    real = torch.from_numpy(mask)
+    torch.testing.assert_close(got[real], expected[real], rtol=0, atol=1e-4)
+
+
+def test_an_imported_tokenizer_json_is_exported_unchanged(tmp_path):
+    from dnabird.data.hf_tokenizer import HFTokenizer
+    from tests.gena_reference import GENA_TOKENIZER, gena_config, seeded
+
+    gena = HFTokenizer.load(GENA_TOKENIZER)
+    config = gena_config(transformers, attention_type="original_full")
+    ours = from_hf_bigbird(seeded(lambda: BigBirdForMaskedLM(config)))
+    to_hf_bigbird(ours, tmp_path, tokenizer=gena)
+    assert (tmp_path / "tokenizer.json").read_bytes() == (GENA_TOKENIZER / "tokenizer.json").read_bytes()
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert (config["architectures"], config["pad_token_id"], config["sep_token_id"]) == (["BigBirdForMaskedLM"], 3, 2)
+    assert HFTokenizer.load(tmp_path).hash == gena.hash

@@ -5,11 +5,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from dnabird.data.pretraining import CLS_ID, SEP_ID
 from dnabird.pretraining.markov import MarkovBaseline
 
 PIECES = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "A", "C", "G", "T", "N", "ACG", "TT", "GA"]
-TOKENIZER = SimpleNamespace(vocab_size=len(PIECES), id_to_piece=PIECES.__getitem__)
+TOKENIZER = SimpleNamespace(vocab_size=len(PIECES), id_to_piece=PIECES.__getitem__, special_ids=frozenset(range(5)))
+CLS_ID, SEP_ID, MASK_ID = 2, 3, 4
 ID = {piece: i for i, piece in enumerate(PIECES)}
 
 
@@ -59,7 +59,6 @@ def test_a_higher_order_chain_wins_on_a_periodic_sequence():
 def test_the_report_scores_true_bases_behind_the_mask_in_row_major_order():
     import torch
 
-    from dnabird.data.pretraining import MASK_ID
     from dnabird.pretraining.evaluate import markov_log_probs
 
     baseline = MarkovBaseline.fit([SimpleNamespace(sentences=[spell("ACG", "TT", "GA", "C", "A", "T")])],
@@ -80,3 +79,13 @@ def test_the_report_scores_true_bases_behind_the_mask_in_row_major_order():
     ga = reference_log2(training, "ACGTT", "G", 2) + reference_log2(training, "ACGTTG", "A", 2)
     a = reference_log2(training, "C", "A", 1)
     assert got == pytest.approx([acg, ga, a])
+
+
+def test_piece_table_skips_the_tokenizers_special_ids_and_reads_iupac_letters_as_n():
+    from dnabird.pretraining.markov import piece_table
+
+    pieces = ["A", "[CLS]", "RYC", "-", "NNA"]  # an imported tokenizer: specials at 1 and 3
+    tokenizer = SimpleNamespace(vocab_size=5, id_to_piece=pieces.__getitem__, special_ids=frozenset({1, 3}))
+    table, lengths = piece_table(tokenizer)
+    assert lengths.tolist() == [1, 0, 3, 0, 3]
+    assert table[2].tolist() == [4, 4, 1] and table[4].tolist() == [4, 4, 0]  # codes of A, C, G, T, N
