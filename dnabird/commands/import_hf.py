@@ -15,7 +15,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("import-hf", help="convert a Hugging Face save_pretrained directory")
+    parser = subparsers.add_parser("import-hf", help="convert a Hugging Face save_pretrained directory",
+                                   description="Convert a Hugging Face BigBird or Longformer directory (written "
+                                               "by save_pretrained, safetensors weights) into a dnabird "
+                                               "checkpoint directory.")
     parser.add_argument("source", help="directory written by transformers' save_pretrained (safetensors)")
     parser.add_argument("output", help="dnabird checkpoint directory to write")
     parser.add_argument("--architecture", choices=("bigbird", "longformer"), default="bigbird")
