@@ -79,7 +79,7 @@ def check_outputs(files: Iterable[str | os.PathLike] = (), *, folders: Iterable[
     folder (nor an output folder an existing file), and the nearest existing folder above each is a folder
     this process may write in. Raises `OutputPathError` naming the path and what is wrong."""
     read = {os.path.realpath(p) for p in inputs if p is not None}
-    for path, is_folder in [*((Path(f), False) for f in files), *((Path(f), True) for f in folders)]:
+    for path, is_folder in [*((Path(f), True) for f in folders), *((Path(f), False) for f in files)]:
         if os.path.realpath(path) in read:
             raise OutputPathError(f"{path}: the output would overwrite an input; choose another output path")
         if path.exists() and path.is_dir() != is_folder:

@@ -68,4 +68,5 @@ def test_samples_are_not_read_so_a_duplicated_format_tag_does_not_matter(tmp_pat
     path.write_text("##fileformat=VCFv4.2\n##contig=<ID=chr1>\n##FORMAT=<ID=GT,Number=1,Type=String,Description=\"g\">\n"
                     "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\ts1\n"
                     "chr1\t10\ta\tA\tC\t.\t.\t.\tGT:GT\t0/1:0/1\nchr1\t20\tb\tA\tG\t.\t.\t.\tGT\t0/1\n")
-    assert [(a.variant.id, a.variant.pos, a.variant.alt) for a in read_alleles(path)] == [("a", 10, "C"), ("b", 20, "G")]
+    alleles = read_alleles(path)
+    assert [(a.variant.id, a.variant.pos, a.variant.alt) for a in alleles] == [("a", 10, "C"), ("b", 20, "G")]
