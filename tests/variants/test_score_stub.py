@@ -202,10 +202,16 @@ def test_annotated_vcf_flags_ref_mismatches_and_clipped_windows(tokenizer, hand_
 
 
 class RecordingBar:
-    """A stand-in progress bar: its count, and the count at each model call."""
+    """A stand-in progress bar (over an iterable, or updated by hand): its count, and the count at each model
+    call."""
 
-    def __init__(self, *args, **kwargs):
-        self.n, self.total, self.at_calls = 0, kwargs.get("total"), []
+    def __init__(self, iterable=None, **options):
+        self.iterable, self.n, self.total, self.at_calls = iterable, 0, options.get("total"), []
+
+    def __iter__(self):
+        for item in self.iterable:
+            yield item
+            self.n += 1
 
     def update(self, count=1):
         self.n += count
