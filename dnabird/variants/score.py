@@ -35,13 +35,14 @@ import math
 import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
 from dnabird import __version__
-from dnabird.errors import InputFormatError, ParameterError, UnscorableVariantError
+from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
 from dnabird.model.task_spec import Anchor, parse_anchor
@@ -307,6 +308,8 @@ def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
     options naming outputs are checked before any work."""
     from dnabird.model.checkpoint import read_task
 
+    if not Path(model).is_dir():
+        raise CheckpointError(f"{model}: checkpoint directory not found")
     task = read_task(model)
     return list(task.labels) if task is not None and method != "mlm_llr" else list(LLR_OUTPUTS)
 
@@ -328,6 +331,7 @@ def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str]
         stop = min(i + batch_size, len(ids))
         values.append(scorer.run(ids[i:stop], targets[i:stop], None if names is None else
                                  [names[n] for n in owner[i:stop]]))
+        # windows whose rows are all scored now: those before the last row's, and its own if it ends here
         finished = owner[stop - 1] + (stop == len(ids) or owner[stop] != owner[stop - 1])
         if bar is not None:
             bar.update(finished - done)
