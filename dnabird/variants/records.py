@@ -153,7 +153,7 @@ def _failed_line(path: Path, index: int) -> tuple[int | None, str | None, str]:
 
 
 def _htslib_says(text: str) -> str:
-    """htslib's messages (errors and warnings) on reading every record of the VCF `text`."""
+    """What htslib says (its errors, else its warnings) on reading every record of the VCF `text`."""
     with tempfile.TemporaryDirectory() as folder:
         vcf = Path(folder) / "record.vcf"
         vcf.write_text(text)
@@ -172,5 +172,6 @@ def _htslib_says(text: str) -> str:
                 os.close(saved)
                 pysam.set_verbosity(verbosity)
             caught.seek(0)
-            said = [line.strip() for line in caught if line.startswith("[E::")]
+            said = [line.strip() for line in caught if line.startswith(("[E::", "[W::"))]
+    said = [line for line in said if line.startswith("[E::")] or said  # its errors, else its warnings
     return "htslib: " + "; ".join(said) if said else ""
