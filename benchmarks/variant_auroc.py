@@ -25,10 +25,11 @@ from dnabird.variants.evaluate import effect_aurocs, read_truth
 from dnabird.variants.records import read_alleles
 
 
-def markov_scores(run: Path, genome: Genome, alleles, settings: dict, max_order: int) -> pd.DataFrame:
+def markov_scores(run: Path, genome: Genome, alleles, settings: dict, clips: dict, max_order: int) -> pd.DataFrame:
     """The held-out report's order-k Markov chain (fitted on the run's training shards), scoring the same
-    masked span of the same windows as mlm_llr: log P(ALT span) − log P(REF span), each base given the
-    k bases before it; raw and per bp, mean over a record's ALTs and over strands like the model."""
+    masked span of the same windows as mlm_llr (clipped as it clipped them: `clips`, (record, allele) ->
+    bp cut from each end): log P(ALT span) − log P(REF span), each base given the k bases before it; raw
+    and per bp, mean over a record's ALTs and over strands like the model."""
     from dnabird.data.shards import ShardReader
     from dnabird.model.checkpoint import read_tokenizer
     from dnabird.pretraining.markov import MarkovBaseline
@@ -40,6 +41,10 @@ def markov_scores(run: Path, genome: Genome, alleles, settings: dict, max_order:
     rows = []
     for allele in alleles:
         forward = centred_windows(genome, allele.variant, settings["window_bp"])
+        cut_left, cut_right = clips[allele.record, allele.allele]
+        if cut_left or cut_right:
+            forward = forward.clip(forward.ref_at - cut_left,
+                                   len(forward.ref) - forward.ref_at - forward.ref_length - cut_right)
         strands = [forward, forward.reverse_complement()] if settings["rc"] == "average" else [forward]
         llr, per_bp = [], []
         for w in strands:
@@ -61,7 +66,7 @@ def main() -> None:
     parser.add_argument("--run", default="runs/demo", help="a demo run folder: pretrain/model, shards/train, and "
                                                             "data/ (toy_hg19.fa, variants.vcf, variant_truth.tsv)")
     parser.add_argument("--data", help="the toy data folder, if not RUN/data (the same seed's genome)")
-    parser.add_argument("--window-bp", type=int, default=2000)
+    parser.add_argument("--window-bp", type=int, default=2001)
     parser.add_argument("--eval-length", type=int, default=512)
     parser.add_argument("--flank-bp", type=int, default=0)
     parser.add_argument("--rc", default="average", choices=("average", "forward"))
@@ -81,9 +86,9 @@ def main() -> None:
     seconds = time.perf_counter() - start
     model = pd.DataFrame({"id": scores.units["id"], "llr": scores.diff[:, 0], "llr_per_bp": scores.diff[:, 1]})
     model = model.groupby("id", sort=False).mean().reset_index()
-    scored = {(r.record, r.allele) for r in scores.units.itertuples()}
-    alleles = [a for a in read_alleles(data / "variants.vcf") if (a.record, a.allele) in scored]
-    markov = markov_scores(run, genome, alleles, scores.settings, args.markov_order)
+    clips = {(r.record, r.allele): (r.clip_left, r.clip_right) for r in scores.units.itertuples()}
+    alleles = [a for a in read_alleles(data / "variants.vcf") if (a.record, a.allele) in clips]
+    markov = markov_scores(run, genome, alleles, scores.settings, clips, args.markov_order)
     single = truth["alt"].str.split(",").map(lambda alts: all(len(alt) == 1 for alt in alts))
     truth["snv"] = (truth["ref"].str.len() == 1) & single
     summary = scores.summary()

@@ -13,7 +13,7 @@ import logging
 import sys
 
 from dnabird import __version__
-from dnabird.errors import DnabirdError
+from dnabird.errors import DnabirdError, Interrupted
 from dnabird.progress import set_quiet
 
 COMMAND_MODULES = (  # in workflow order, as `dnabird --help` lists them
@@ -75,6 +75,20 @@ def main(argv: list[str] | None = None) -> int:
     except DnabirdError as err:
         print(f"dnabird: error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as err:  # Ctrl-C: one line, and the shell's exit status for SIGINT
+        print(f"dnabird: interrupted{f' {err}' if str(err) else ''}; {resume_hint(args, err)}", file=sys.stderr)
+        return 130
+
+
+def resume_hint(args: argparse.Namespace, err: KeyboardInterrupt) -> str:
+    """What rerunning the interrupted command does: `dnabird run` resumes by itself (`resumes_itself`), a
+    command with `--resume` resumes with it; any other starts again (its outputs are written whole)."""
+    step = f" from step {err.resume_step}" if isinstance(err, Interrupted) and err.resume_step else ""
+    if getattr(args, "resumes_itself", False) or getattr(args, "resume", False):
+        return f"rerun the same command to resume{step}"
+    if hasattr(args, "resume"):
+        return f"rerun the same command with --resume to continue{step or ' from its last checkpoint'}"
+    return "rerun the same command to start again"
 
 
 if __name__ == "__main__":

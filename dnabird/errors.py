@@ -70,6 +70,24 @@ class NonFiniteLossError(DnabirdError, FloatingPointError):
     """The training loss became NaN or infinite; the message names the step and the last good checkpoint."""
 
 
+class NonFiniteOutputError(DnabirdError, FloatingPointError):
+    """A model produced NaN or infinite outputs (e.g. corrupt weights); the message names the model, the
+    output and the inputs."""
+
+
+class OutputPathError(DnabirdError):
+    """An output cannot be written where it was asked for (checked before any work starts)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during long work: the message says where the work stopped, `resume_step` the step a rerun
+    resumes from (its last checkpoint)."""
+
+    def __init__(self, message: str, resume_step: int | None = None):
+        self.resume_step = resume_step
+        super().__init__(message)
+
+
 class DownloadError(DnabirdError):
     """A file could not be downloaded from any of its URLs; lists what went wrong at each."""
 

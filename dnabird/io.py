@@ -13,8 +13,10 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+
+from dnabird.errors import OutputPathError
 
 FINGERPRINT_BLOCK = 1 << 20
 
@@ -49,6 +51,16 @@ def file_fingerprint(path: str | os.PathLike) -> dict:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
 
 
+def follow_umask(path: str | os.PathLike) -> None:
+    """Give `path`, and everything below it if it is a folder, the permissions the user's umask gives new
+    files and folders (safetensors writes files 0600 and `tempfile.mkdtemp` makes folders 0700)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    path = Path(path)
+    for entry in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        entry.chmod((0o777 if entry.is_dir() else 0o666) & ~mask)
+
+
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write `text` (UTF-8) to `path` atomically."""
     with atomic_output(path) as temporary:
@@ -58,3 +70,25 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 def write_json_atomic(path: str | os.PathLike, data: Mapping, *, indent: int = 2) -> None:
     """Write `data` as JSON to `path` atomically (non-JSON values as strings)."""
     write_text_atomic(path, json.dumps(data, indent=indent, sort_keys=True, default=str) + "\n")
+
+
+def check_outputs(files: Iterable[str | os.PathLike] = (), *, folders: Iterable[str | os.PathLike] = (),
+                  inputs: Iterable[str | os.PathLike | None] = ()) -> None:
+    """Check, before any work, that each output file and folder can be written, so a long run never ends
+    in a traceback: no output is one of `inputs` (after resolving links), an output file is not an existing
+    folder (nor an output folder an existing file), and the nearest existing folder above each is a folder
+    this process may write in. Raises `OutputPathError` naming the path and what is wrong."""
+    read = {os.path.realpath(p) for p in inputs if p is not None}
+    for path, is_folder in [*((Path(f), True) for f in folders), *((Path(f), False) for f in files)]:
+        if os.path.realpath(path) in read:
+            raise OutputPathError(f"{path}: the output would overwrite an input; choose another output path")
+        if path.exists() and path.is_dir() != is_folder:
+            raise OutputPathError(f"{path}: is {'a file' if is_folder else 'a directory'}; the output must be "
+                                  f"{'a folder' if is_folder else 'a file'}")
+        folder = path if is_folder and path.is_dir() else path.parent
+        while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise OutputPathError(f"{path}: cannot be created: {folder} is a file, not a folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise OutputPathError(f"{path}: cannot write in {folder} (permission denied)")

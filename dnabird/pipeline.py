@@ -24,9 +24,9 @@ Each run also writes `out_dir/run.json` (resolved config, seed, versions, each s
 time, outputs; for a failed run also the failed stage and its error) and `out_dir/config.yaml`, the
 resolved config that `dnabird run` accepts again.
 
-Paths in `run.json` and `stage.json` are recorded relative to `out_dir` when they lie inside it, else
-absolute, so the run folder can be moved or read from any working directory: `load_run_record(out_dir)`
-returns the record with every output path resolved.
+Paths in `run.json`, `stage.json` and each stage's `report.json` are recorded relative to `out_dir` when
+they lie inside it, else absolute, so the run folder can be moved or read from any working directory:
+`load_run_record(out_dir)` returns the record with every output path resolved.
 
 Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
 """
@@ -48,7 +48,7 @@ import yaml
 
 from dnabird.config import apply_overrides, build_config, coerce, read_yaml
 from dnabird.errors import ConfigError
-from dnabird.io import file_fingerprint, write_json_atomic, write_text_atomic
+from dnabird.io import check_outputs, file_fingerprint, write_json_atomic, write_text_atomic
 from dnabird.provenance import versions
 
 STAGE_MODULES = (
@@ -193,6 +193,17 @@ def recorded_path(path: str | os.PathLike, out_dir: Path) -> str:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
+def relative_paths(data, out_dir: Path):
+    """`data` (JSON-like) with every absolute path string inside `out_dir` recorded relative to it."""
+    if isinstance(data, dict):
+        return {key: relative_paths(value, out_dir) for key, value in data.items()}
+    if isinstance(data, list):
+        return [relative_paths(value, out_dir) for value in data]
+    if isinstance(data, str) and os.path.isabs(data) and Path(data).is_relative_to(out_dir):
+        return recorded_path(data, out_dir)
+    return data
+
+
 def load_run_record(out_dir: str | os.PathLike) -> dict:
     """`out_dir/run.json` with every output path resolved to an absolute path."""
     out_dir = Path(os.path.abspath(out_dir))
@@ -228,6 +239,7 @@ def run_pipeline(pipeline: Pipeline, stages: Sequence[Stage] | None = None, *,
     Returns that record as `load_run_record` reads it (output paths absolute).
     """
     stages = [s for s in (registered_stages() if stages is None else stages) if s.name in pipeline.stages]
+    check_outputs(folders=[pipeline.out_dir])  # a clear error now rather than a traceback after hours
     context = RunContext(pipeline.out_dir)
     status, seconds = {stage.name: "not run" for stage in stages}, {}
     environment = versions()
@@ -274,6 +286,9 @@ def _run_stage(stage: Stage, config, context: RunContext, seconds: dict, environ
     started = time.perf_counter()
     outputs = {name: recorded_path(path, context.out_dir)
                for name, path in stage.run(config, context, stage_dir).items()}
+    report = stage_dir / "report.json"
+    if report.is_file():  # the stage's config as it ran holds the absolute paths it was given
+        write_json_atomic(report, relative_paths(json.loads(report.read_text()), context.out_dir))
     seconds[stage.name] = round(time.perf_counter() - started, 2)
     context.outputs[stage.name] = outputs
     write_json_atomic(record_path, {"key": key, "finished": True, "outputs": outputs,

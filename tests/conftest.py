@@ -5,7 +5,7 @@
 corpus -> tokenizer -> shards -> a tiny model
 pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens) -> that model fine-tuned on
 promoters for 6 steps on 800-bp windows, and on the toy's chromatin bundle for 6 steps -> the toy
-VCF scored (zero-shot on 200-bp windows, by the promoter and the chromatin heads) -> report.md.
+VCF scored (zero-shot on 201-bp windows, by the promoter and the chromatin heads) -> report.md.
 Time budget: about 115 s on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and
 its evaluation ~60 s; the promoter stage ~15 s; the chromatin stage ~15 s; variants ~15 s).
 Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
@@ -46,7 +46,7 @@ FIXTURE_OVERRIDES = (
     "chromatin.data.slab_rows=64",
     "chromatin.data.baseline_rows=600",
     "chromatin.bootstrap_resamples=100",
-    "variants.mlm_window_bp=200",
+    "variants.mlm_window_bp=201",
     "variants.bootstrap_resamples=200",
     "fetch.source=toy",
 )

@@ -64,3 +64,31 @@ def test_overrides_may_follow_a_commands_options(capsys):
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         parse(parser, ["info", "x=1"])
+
+
+def test_every_command_describes_itself_in_its_help(capsys):
+    for command in WORKFLOW:
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        usage, _, rest = capsys.readouterr().out.partition("\n\n")
+        assert rest.split("\n")[0] and not rest.startswith(("positional arguments", "options")), command
+
+
+def test_ctrl_c_prints_one_line_and_exits_130(monkeypatch, capsys):
+    from dnabird.commands import info, run
+    from dnabird.errors import Interrupted
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(info, "run", interrupted)
+    assert main(["info"]) == 130
+    assert capsys.readouterr().err == "dnabird: interrupted; rerun the same command to start again\n"
+
+    def stopped_training(args):
+        raise Interrupted("during step 57 of 100 (last checkpoint: step 50)", 50)
+
+    monkeypatch.setattr(run, "run", stopped_training)
+    assert main(["run", "pipeline.yaml"]) == 130
+    assert capsys.readouterr().err == ("dnabird: interrupted during step 57 of 100 (last checkpoint: step 50); "
+                                       "rerun the same command to resume from step 50\n")

@@ -1,4 +1,6 @@
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +43,28 @@ def test_two_writers_of_one_file_do_not_collide(tmp_path):
         second.write_text("two")
     assert target.read_text() in {"one", "two"}
     assert list(tmp_path.iterdir()) == [target]
+
+
+def test_outputs_are_checked_before_any_work(tmp_path, monkeypatch):
+    from dnabird.errors import OutputPathError
+    from dnabird.io import check_outputs
+
+    vcf = tmp_path / "calls.vcf"
+    vcf.write_text("input")
+    (tmp_path / "link.vcf").symlink_to(vcf)
+    with pytest.raises(OutputPathError, match="would overwrite an input"):
+        check_outputs([tmp_path / "link.vcf"], inputs=[vcf])  # the same file after resolving the link
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(OutputPathError, match="is a directory"):
+        check_outputs([tmp_path / "folder"])
+    with pytest.raises(OutputPathError, match="is a file"):
+        check_outputs(folders=[vcf])
+    with pytest.raises(OutputPathError, match=f"{vcf} is a file, not a folder"):
+        check_outputs([vcf / "deeper" / "out.tsv"])
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != tmp_path / "folder" and real_access(path, mode))
+    with pytest.raises(OutputPathError, match="permission denied"):
+        check_outputs([tmp_path / "folder" / "new" / "out.tsv"])  # the nearest existing folder is read-only
+    check_outputs([tmp_path / "new" / "out.tsv", tmp_path / "calls.tsv"], folders=[tmp_path / "run"], inputs=[vcf])
+    assert vcf.read_text() == "input" and not (tmp_path / "new").exists()  # checking writes nothing
+

@@ -178,6 +178,25 @@ def test_run_record_resolves_from_any_folder_and_after_a_move(setup, tmp_path, m
     assert record["outputs"]["make"]["parts"] == str(tmp_path / "moved" / "make")
 
 
+def test_a_stage_reports_paths_inside_the_run_folder_relative_to_it(setup, tmp_path):
+    recorder, config = setup
+    use = recorder.use
+
+    def use_reporting_its_inputs(config_, context, stage_dir):
+        outputs = use(config_, context, stage_dir)
+        (stage_dir / "report.json").write_text(json.dumps({"config": {
+            "parts": str(context.output("make", "parts")), "source": str(recorder.source),
+            "paths": [str(stage_dir / "all.txt")], "name": "all.txt"}}))
+        return outputs
+
+    recorder.use = use_reporting_its_inputs
+    run_pipeline(load_pipeline(config, stages=recorder.stages()), recorder.stages())
+    report = json.loads((tmp_path / "out" / "use" / "report.json").read_text())
+    # inside the run folder: relative to it (a copied folder points into itself); outside it: absolute
+    assert report == {"config": {"parts": "make", "source": str(tmp_path / "input.txt"), "paths": ["use/all.txt"],
+                                 "name": "all.txt"}}
+
+
 def test_interrupted_stage_resumes_per_part(setup):
     recorder, config = setup
     pipeline = load_pipeline(config, stages=recorder.stages())

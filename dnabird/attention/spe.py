@@ -17,9 +17,13 @@ any kernel downstream (softmax with a sparse pattern, Performer, ReLU linear). T
 - Gate (optional) per (h, d), γ = σ(g): Q̄ ← √(1−γ) Q̄ + √γ ε and K̄ likewise with one noise ε[h, d, r] ~
   N(0, 1)·(D·R)^(−1/4) shared by all positions ⇒ kernel (1 − γ) P_d + γ (a position-free share).
 
-Randomness: the noise is drawn from the `seed` given to `bind` (in the encoder a pure function of (base seed,
-layer, step); layers can share it), on the CPU, never from the global RNG; codes have no batch dimension,
-so every example of a batch sees the same codes. Parameters start from `reset_parameters(generator)`.
+Randomness: two explicit seeds, never the global RNG. Parameters are initialised in the constructor from
+`seed` (the reference initialisation; `reset_parameters(generator)` redraws them, as the encoder does from
+its own seed). The noise of each call is drawn, on the CPU, from the noise seed given to `bind` (in the
+encoder a pure function of (base seed, layer, step); layers can share it): pass
+`attention(..., positional=spe.bind(noise_seed))`; the module itself, called without a noise seed, raises
+rather than draw the same codes on every call. Codes have no batch dimension, so every example of a batch
+sees the same codes.
 """
 
 from __future__ import annotations
@@ -81,11 +85,14 @@ class _SPE(nn.Module):
         eps = self.gate_noise(seed, device)[:, :, None, :]
         return (1 - gamma).sqrt() * q_bar + gamma.sqrt() * eps, (1 - gamma).sqrt() * k_bar + gamma.sqrt() * eps
 
-    def forward(self, q: torch.Tensor, k: torch.Tensor, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-        """q, k [B, H, L, D] → q̂, k̂ [B, H, L, R]."""
+    def forward(self, q: torch.Tensor, k: torch.Tensor, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """q, k [B, H, L, D] → q̂, k̂ [B, H, L, R], with the codes of noise seed `seed`."""
         if q.shape != k.shape or q.dim() != 4 or q.shape[1] != self.num_heads or q.shape[3] != self.head_size:
             raise ParameterError("SPE q, k shapes", (tuple(q.shape), tuple(k.shape)),
                                  f"equal shapes [batch, {self.num_heads} heads, length, {self.head_size}]")
+        if seed is None:
+            raise ParameterError("seed", seed, "this call's noise seed: pass `spe.bind(noise_seed)` as the "
+                                 "positional hook, not the module itself (it would draw the same codes every call)")
         length = q.shape[2]
         if self.gate is not None:
             gamma = torch.sigmoid(self.gate).to(q.dtype)[None, :, None, :]  # [1, H, 1, D]
@@ -127,18 +134,20 @@ def _project(x: torch.Tensor, bar: torch.Tensor) -> torch.Tensor:
 
 
 class SineSPE(_SPE):
-    """sineSPE with `num_sines` sinusoids per (head, dimension) and `realizations` R."""
+    """sineSPE with `num_sines` sinusoids per (head, dimension) and `realizations` R; parameters initialised
+    from `seed`."""
 
     def __init__(self, num_heads: int, head_size: int, *, num_sines: int = 10, realizations: int = 64,
-                 gated: bool = True):
+                 gated: bool = True, seed: int = 0):
         super().__init__(num_heads, head_size, realizations, gated)
         if not isinstance(num_sines, int) or isinstance(num_sines, bool) or num_sines < 1:
             raise ParameterError("spe.num_sines", num_sines, "a positive integer")
         self.num_sines = num_sines
         shape = (num_heads, head_size, num_sines)
-        self.frequencies = nn.Parameter(torch.zeros(shape))  # f: ν = σ(f)/2 cycles per position
-        self.phases = nn.Parameter(torch.zeros(shape))  # θ, on the query side
-        self.gains = nn.Parameter(torch.zeros(shape))  # g: λ = softplus(g)
+        self.frequencies = nn.Parameter(torch.empty(shape))  # f: ν = σ(f)/2 cycles per position
+        self.phases = nn.Parameter(torch.empty(shape))  # θ, on the query side
+        self.gains = nn.Parameter(torch.empty(shape))  # g: λ = softplus(g)
+        self.reset_parameters(torch.Generator().manual_seed(seed))
 
     @torch.no_grad()
     def reset_parameters(self, generator: torch.Generator) -> None:
@@ -198,16 +207,18 @@ class SineSPE(_SPE):
 
 
 class ConvSPE(_SPE):
-    """convSPE: white noise filtered by learnable query/key filters of `kernel_size` P taps (FFT)."""
+    """convSPE: white noise filtered by learnable query/key filters of `kernel_size` P taps (FFT); parameters
+    initialised from `seed`."""
 
     def __init__(self, num_heads: int, head_size: int, *, kernel_size: int = 128, realizations: int = 64,
-                 gated: bool = True):
+                 gated: bool = True, seed: int = 0):
         super().__init__(num_heads, head_size, realizations, gated)
         if not isinstance(kernel_size, int) or isinstance(kernel_size, bool) or kernel_size < 1:
             raise ParameterError("spe.kernel_size", kernel_size, "a positive integer")
         self.kernel_size = kernel_size
-        self.query_filter = nn.Parameter(torch.zeros(num_heads, head_size, kernel_size))  # a
-        self.key_filter = nn.Parameter(torch.zeros(num_heads, head_size, kernel_size))  # b
+        self.query_filter = nn.Parameter(torch.empty(num_heads, head_size, kernel_size))  # a
+        self.key_filter = nn.Parameter(torch.empty(num_heads, head_size, kernel_size))  # b
+        self.reset_parameters(torch.Generator().manual_seed(seed))
 
     @torch.no_grad()
     def reset_parameters(self, generator: torch.Generator) -> None:

@@ -9,8 +9,10 @@ from dnabird.errors import ParameterError
 
 def run(args: argparse.Namespace) -> int:
     from dnabird.genome.reference import Genome
+    from dnabird.io import check_outputs
     from dnabird.variants import embed
 
+    check_outputs([args.out], inputs=[args.genome, args.regions, args.sequences])
     if (args.regions is None) == (args.sequences is None):
         raise ParameterError("--regions/--sequences", None, "exactly one: --genome with --regions, or --sequences")
     if args.sequences:
@@ -27,7 +29,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("embed", help="per-sequence embeddings of regions or sequences (HDF5)")
+    parser = subparsers.add_parser("embed", help="per-sequence embeddings of regions or sequences (HDF5)",
+                                   description="Write one vector per genome region (--genome with --regions) or "
+                                               "per FASTA record (--sequences): the final hidden state at [CLS], "
+                                               "or the mean over the DNA tokens, to an HDF5 file.")
     parser.add_argument("--model", required=True, help="checkpoint directory")
     parser.add_argument("--genome", help="reference FASTA, with --regions")
     parser.add_argument("--regions", help="BED of regions (strand - reads the reverse complement)")

@@ -38,7 +38,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("finetune", help="fine-tune an encoder on a supervised task (promoter, ...)")
+    parser = subparsers.add_parser("finetune", help="fine-tune an encoder on a supervised task (promoter, ...)",
+                                   description="Fine-tune a pretrained (or fresh) encoder on a supervised task; "
+                                               "writes the selected model with its task.json, report.json and "
+                                               "plots to the output folder.")
     parser.add_argument("task", choices=sorted(TASKS), help="the task")
     parser.add_argument("--config", required=True, help="task config YAML, or a pipeline YAML with a TASK section")
     parser.add_argument("--pretrained", help="pretrained checkpoint directory, or 'none' to train from scratch")

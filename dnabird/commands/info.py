@@ -14,5 +14,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("info", help="show versions and compute devices")
+    parser = subparsers.add_parser("info", help="show versions and compute devices",
+                                   description="Print the versions of dnabird and its key dependencies, and "
+                                               "the compute devices torch sees.")
     parser.set_defaults(func=run)

@@ -11,25 +11,40 @@ from dnabird.errors import ParameterError
 
 
 def run(args: argparse.Namespace) -> int:
+    from dnabird.io import check_outputs
     from dnabird.variants import saturation_mutagenesis
+    from dnabird.variants.score import scored_outputs
 
+    out = Path(args.out)
+    outputs = scored_outputs(args.model, args.method)
+    for output in args.plot or ():
+        if output not in outputs:
+            raise ParameterError("--plot", output, f"one of the model's outputs {outputs[:10]}")
+    check_outputs([out / name for name in ("ism.h5", "ism.tsv", *(plot_name(o) for o in args.plot or outputs[:1]))],
+                  folders=[out], inputs=[args.genome, f"{args.genome}.fai"])
     result = saturation_mutagenesis(args.model, args.genome, args.region, method=args.method, rc=args.rc,
                                     window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
                                     batch_size=args.batch_size, device=args.device)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     result.to_hdf5(out / "ism.h5")
     result.scores.to_tsv(out / "ism.tsv")
-    for output in args.plot or [result.scores.outputs[0]]:
-        if output not in result.scores.outputs:
-            raise ParameterError("--plot", output, f"one of the model's outputs {list(result.scores.outputs)[:10]}")
-        result.plot(out / f"ism_{re.sub(r'[^A-Za-z0-9_.-]+', '_', output)}.png", output=output)
+    for output in args.plot or outputs[:1]:
+        result.plot(out / plot_name(output), output=output)
     print(f"wrote {out}: {len(result.scores.units)} SNVs of {result.chrom}:{result.start + 1}-{result.end}")
     return 0
 
 
+def plot_name(output: str) -> str:
+    """The heat map file of one output."""
+    return f"ism_{re.sub(r'[^A-Za-z0-9_.-]+', '_', output)}.png"
+
+
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("ism", help="saturation mutagenesis of a region: every SNV, with heat maps")
+    parser = subparsers.add_parser("ism", help="saturation mutagenesis of a region: every SNV, with heat maps",
+                                   description="Score every SNV of a region (at most the window long) in one "
+                                               "window centred on it, with a fine-tuned head or zero-shot "
+                                               "mlm_llr; writes the position x base effects (ism.h5, ism.tsv) "
+                                               "and heat maps.")
     add_model_options(parser)
     parser.add_argument("--region", required=True, help="CHROM:START-END, 1-based inclusive (e.g. chr1:1001-1100)")
     parser.add_argument("--out", required=True, help="output folder: ism.h5, ism.tsv, ism_<output>.png")

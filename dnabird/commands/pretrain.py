@@ -20,7 +20,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("pretrain", help="pretrain an encoder with MLM + NSP on token shards")
+    parser = subparsers.add_parser("pretrain", help="pretrain an encoder with MLM + NSP on token shards",
+                                   description="Pretrain a BigBird encoder with masked-LM and next-sentence "
+                                               "objectives on HDF5 token shards; writes checkpoints, "
+                                               "metrics.jsonl and the final model to the config's out_dir. "
+                                               "Under torchrun it trains on every process (DDP).")
     parser.add_argument("--config", required=True,
                         help="pretraining YAML (keys of PretrainConfig) or a pipeline YAML with a pretrain section")
     parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")

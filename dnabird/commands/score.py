@@ -19,17 +19,20 @@ def output_format(path: str, given: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dnabird.io import write_json_atomic
+    from dnabird.io import check_outputs, write_json_atomic
     from dnabird.train import distributed
     from dnabird.variants import score_variants
     from dnabird.variants.writers import write_skipped
 
+    out = Path(args.out)
+    check_outputs([out, out.with_name(out.name + ".unscored.tsv"), out.with_name(out.name + ".json")],
+                  inputs=[args.vcf, args.genome, f"{args.genome}.fai", args.tss])
     ctx = distributed.setup(args.device)  # under torchrun: joins the process group score_variants uses
     scores = score_variants(args.model, args.genome, args.vcf, method=args.method, rc=args.rc, tss=args.tss,
                             window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
                             on_ref_mismatch=args.on_ref_mismatch, batch_size=args.batch_size, device=args.device)
     if ctx.is_main:
-        out, kind = Path(args.out), output_format(args.out, args.format)
+        kind = output_format(args.out, args.format)
         {"tsv": scores.to_tsv, "hdf5": scores.to_hdf5, "vcf": lambda p: scores.to_vcf(p, args.vcf)}[kind](out)
         skipped = out.with_name(out.name + ".unscored.tsv")
         write_skipped(scores, skipped)
@@ -40,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
         for reason, count in summary["skipped_by_reason"].items():
             print(f"  not scored, {reason}: {count}")
         print(f"  REF mismatches: {summary['ref_mismatches']}")
+        if summary["clipped_windows"]:
+            print(f"  windows clipped at an N run or contig end to fit the model: {summary['clipped_windows']} "
+                  "(columns clip_left/clip_right)")
     distributed.teardown(ctx)
     return 0
 
@@ -56,10 +62,12 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rc", choices=("average", "forward"),
                         help="average forward and reverse-complement windows, or forward only "
                              "(default: the model's strand rule; average for a pretrained model)")
-    parser.add_argument("--window-bp", type=int, help="window in bp, for a model without task.json "
-                                                      "(default: eval length - 2)")
+    parser.add_argument("--window-bp", type=int, help="window in bp, for a model without task.json (default: "
+                                                      "the odd window that fills the eval length at the bp per "
+                                                      "token measured on the genome)")
     parser.add_argument("--eval-length", type=int, help="padded token length, for a model without task.json "
-                                                        "(default: the model's positions)")
+                                                        "(default: what --window-bp needs, else the model's "
+                                                        "positions)")
     parser.add_argument("--flank-bp", type=int, default=0, help="mlm_llr: bp masked beyond the variant's tokens")
     parser.add_argument("--batch-size", type=int, default=16, help="sequences per model call (default 16)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")

@@ -65,7 +65,10 @@ TRAINING = {
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("text", help="the NLP track: text tokenizer, MLM, classification, QA, char LM")
+    parser = subparsers.add_parser("text", help="the NLP track: text tokenizer, MLM, classification, QA, char LM",
+                                   description="The NLP track on the same attention core: a sentencepiece text "
+                                               "tokenizer, masked-LM pretraining, document classification, "
+                                               "question answering and a character-level causal LM.")
     commands = parser.add_subparsers(title="text commands", metavar="COMMAND", required=True)
 
     tokenizer = commands.add_parser("tokenizer", help="train a sentencepiece text tokenizer or encode text")

@@ -36,7 +36,10 @@ def encode(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("tokenizer", help="train the DNA BPE tokenizer or encode sequences")
+    parser = subparsers.add_parser("tokenizer", help="train the DNA BPE tokenizer or encode sequences",
+                                   description="Train the DNA byte-pair tokenizer on a corpus's train split "
+                                               "(reporting held-out bp/token), or print the token ids of DNA "
+                                               "sequences.")
     commands = parser.add_subparsers(title="tokenizer commands", metavar="COMMAND", required=True)
     trainer = commands.add_parser("train", help="train on the train split of a corpus directory")
     trainer.add_argument("corpus", help="corpus directory written by `dnabird corpus`")

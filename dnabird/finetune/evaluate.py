@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from dnabird.finetune.data import EpochExamples, collate
 from dnabird.finetune.metrics import better, binary_metrics, multiclass_metrics, multilabel_metrics
-from dnabird.io import write_json_atomic
+from dnabird.io import follow_umask, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
 
 
@@ -78,6 +78,7 @@ class Selection:
         directory.mkdir(parents=True, exist_ok=True)
         if self.state is not None:
             safetensors.torch.save_file(self.state, str(directory / self.STATE))
+            follow_umask(directory / self.STATE)
         write_json_atomic(directory / self.RECORD, {"metric": self.metric, "step": self.step, "value": self.value,
                                                     "metrics": self.metrics})
 

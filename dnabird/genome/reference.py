@@ -6,7 +6,8 @@ never shortened). Contig names resolve through the aliases `chr1`↔`1` … `chr
 `chrY`↔`Y` (never `chrM`↔`MT`: different sequences). IUPAC ambiguity codes read as N.
 
 The `.fai` index is built when missing, by samtools' rules (`build_index`: blank lines between
-records are fine, as in a `cat` of FASTA files), and read by pyfaidx. An existing index is checked against the FASTA
+records are fine, as in a `cat` of FASTA files), and read by pyfaidx; beside the FASTA, or, when its
+folder is read-only, in dnabird's cache folder (`index_cache_folder`). An existing index is checked against the FASTA
 (modification time, and each record's header, line width and end byte); a stale one is
 rebuilt, or reported when `rebuild_index=False`, so a fetch never returns the wrong bases.
 For bgzip-compressed FASTA pyfaidx builds the index and only the modification-time check applies.
@@ -14,7 +15,9 @@ For bgzip-compressed FASTA pyfaidx builds the index and only the modification-ti
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,24 +164,42 @@ class Genome:
         return f"Genome({str(self.path)!r}, soft_mask={self.soft_mask!r}, contigs={len(self._lengths)})"
 
 
+def index_cache_folder() -> Path:
+    """Where indexes of FASTA files in read-only folders go: `$XDG_CACHE_HOME/dnabird/fai` (by default
+    under ~/.cache)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnabird" / "fai"
+
+
+def index_path(path: Path) -> Path:
+    """The `.fai` of a FASTA: `PATH.fai` when it exists or can be written, else one in the cache folder,
+    named by the FASTA's resolved path."""
+    beside = Path(f"{path}.fai")
+    if beside.exists() or os.access(path.parent, os.W_OK | os.X_OK):
+        return beside
+    key = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:16]
+    return index_cache_folder() / f"{key}-{path.name}.fai"
+
+
 def _open_indexed(path: Path, rebuild_index: bool) -> pyfaidx.Faidx:
     """Open `path` with pyfaidx, building a missing index and rebuilding (or reporting) a stale one."""
     if not path.is_file():
         raise InputFormatError("FASTA file not found", path=path)
     if path.stat().st_size == 0:
         raise InputFormatError("FASTA file is empty", path=path)
-    if path.suffix in (".gz", ".bgz"):
-        return _pyfaidx(path, rebuild=True)  # pyfaidx indexes bgzip itself; only its mtime check applies
-    index_path = Path(f"{path}.fai")
-    if not index_path.exists():
-        build_index(path)
-        return _pyfaidx(path)
+    index = index_path(path)
+    if index.parent != path.parent:
+        log.info("%s: folder not writable, its index is kept in %s", path, index)
+    if path.suffix in (".gz", ".bgz"):  # pyfaidx indexes bgzip itself; only its mtime check applies
+        return _pyfaidx(path, index, rebuild=True)
+    if not index.exists():
+        build_index(path, index)
+        return _pyfaidx(path, index)
     faidx = None
-    if path.stat().st_mtime > index_path.stat().st_mtime:
+    if path.stat().st_mtime > index.stat().st_mtime:
         problem = "older than the FASTA"
     else:
         try:
-            faidx = _pyfaidx(path)
+            faidx = _pyfaidx(path, index)
         except InputFormatError as err:
             problem = f"unreadable: {err.__cause__}"
         else:
@@ -189,15 +210,16 @@ def _open_indexed(path: Path, rebuild_index: bool) -> pyfaidx.Faidx:
         faidx.close()
     if not rebuild_index:
         raise InputFormatError(f"index does not match the FASTA {path} ({problem}); delete it to rebuild",
-                               path=index_path)
-    log.warning("rebuilding stale index %s (%s)", index_path, problem)
-    build_index(path)
-    return _pyfaidx(path)
+                               path=index)
+    log.warning("rebuilding stale index %s (%s)", index, problem)
+    build_index(path, index)
+    return _pyfaidx(path, index)
 
 
-def _pyfaidx(path: Path, rebuild: bool = False) -> pyfaidx.Faidx:
+def _pyfaidx(path: Path, index: Path, rebuild: bool = False) -> pyfaidx.Faidx:
+    gzi = {} if index.parent == path.parent else {"gzi_indexname": str(index.with_suffix(".gzi"))}
     try:
-        return pyfaidx.Faidx(str(path), as_raw=True, rebuild=rebuild)
+        return pyfaidx.Faidx(str(path), indexname=str(index), as_raw=True, rebuild=rebuild, **gzi)
     except pyfaidx.UnsupportedCompressionFormat as err:
         raise InputFormatError("compressed FASTA must be bgzip-compressed (or decompressed)",
                                path=path) from err
@@ -205,8 +227,8 @@ def _pyfaidx(path: Path, rebuild: bool = False) -> pyfaidx.Faidx:
         raise InputFormatError(f"malformed FASTA or index: {err}", path=path) from err
 
 
-def build_index(path: str | Path) -> Path:
-    """Write `PATH.fai` for a plain FASTA file by samtools' rules, and return its path.
+def build_index(path: str | Path, index: str | Path | None = None) -> Path:
+    """Write `index` (default `PATH.fai`) for a plain FASTA file by samtools' rules, and return its path.
 
     Accepted as `samtools faidx` accepts: blank (or all-space) lines between records and at the end, CRLF
     or LF line ends, a last line without a newline. Records without bases are left out of the index (samtools leaves
@@ -254,9 +276,9 @@ them out too, except after a CRLF blank line, where it lists them with length 0)
         raise InputFormatError("the file ends with this record's header line: truncated?", path=path,
                                record=record[0])
     finish()
-    index_path = Path(f"{path}.fai")
-    write_text_atomic(index_path, "".join("\t".join(map(str, row)) + "\n" for row in rows))
-    return index_path
+    index = Path(index or f"{path}.fai")
+    write_text_atomic(index, "".join("\t".join(map(str, row)) + "\n" for row in rows))
+    return index
 
 
 def _check_sequence_line(text: bytes, size: int, record: list, path: Path, number: int) -> None:

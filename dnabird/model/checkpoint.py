@@ -19,12 +19,14 @@ from safetensors.torch import load_file, save_file
 
 from dnabird import __version__
 from dnabird.errors import CheckpointError, ConfigError, InputFormatError, ParameterError
+from dnabird.io import follow_umask
 from dnabird.model.config import EncoderConfig
 from dnabird.model.task_spec import TaskSpec
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TASK_FILE = "task.json"
+TASK_HEADS = {"classifier", "span"}  # weights of a fine-tuned head (SequenceClassifier, SpanExtractor)
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,7 @@ def save_checkpoint(model: torch.nn.Module, directory: str | os.PathLike, *,
             shutil.copy2(file, tmp / Path(file).name)
         if task is not None:
             task.save(tmp / TASK_FILE)
+        follow_umask(tmp)
         if directory.exists():
             old = directory.with_name(f".{directory.name}.old")
             shutil.rmtree(old, ignore_errors=True)
@@ -149,6 +152,11 @@ def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
     from dnabird.model.heads import CausalLanguageModel, PretrainingModel, model_for_task
 
     config, task, tensors = read_config(directory), read_task(directory), read_tensors(directory)
+    heads = sorted({name.split(".")[0] for name in tensors} & TASK_HEADS)
+    if task is None and heads:
+        raise CheckpointError(f"{Path(directory) / TASK_FILE}: missing: the weights hold a fine-tuned head "
+                              f"({', '.join(f'{h}.*' for h in heads)}) whose outputs task.json describes; copy it "
+                              "from the fine-tuning run's model folder")
     if task is not None:
         model = model_for_task(config, task)
     elif config.causal:

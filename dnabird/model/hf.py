@@ -30,7 +30,7 @@ from safetensors.torch import save_file
 
 from dnabird.attention.random_blocks import PAPER_PLAN_LENGTH
 from dnabird.errors import CheckpointError, ConfigError, ParameterError
-from dnabird.io import atomic_output, write_json_atomic
+from dnabird.io import atomic_output, follow_umask, write_json_atomic
 from dnabird.model.checkpoint import LoadReport, load_weights
 from dnabird.model.config import SPARSE_ATTENTION_DROPOUT, EncoderConfig
 from dnabird.model.heads import PretrainingModel, SequenceClassifier
@@ -343,6 +343,7 @@ def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, stri
     tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
     with atomic_output(directory / "model.safetensors") as temporary:
         save_file(tensors, temporary, metadata={"format": "pt"})
+        follow_umask(temporary)
     write_json_atomic(directory / "config.json", hf_config)
     if tokenizer is not None:
         from dnabird.data.hf_tokenizer import write_hf_tokenizer_files

@@ -80,6 +80,13 @@ def _variants(report: dict) -> tuple[str, list[str]]:
             lines.append(f"| {column} | {effect} | {cells[0]} | {cells[1]} | {entry['seconds']:.0f} |")
             if column == scorer:
                 heads.append(f"{scorer} AUROC {cells[0].split(' (')[0]} / {cells[1].split(' (')[0]}")
+    lines.append("\nAlleles each scorer could not score, with the reasons, are listed beside its table:")
+    for scorer, entry in report["scorers"].items():
+        summary = entry["summary"]
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in summary["skipped_by_reason"].items())
+        listed = f"[`variants/{entry['unscored']}`](variants/{entry['unscored']})" if "unscored" in entry else "—"
+        lines.append(f"- {scorer}: {summary['scored_alleles']} scored, {summary['skipped_alleles']} not scored"
+                     f"{f' ({reasons})' if reasons else ''}; {listed}")
     if "ism" in report:
         lines.append(f"\nSaturation mutagenesis of {report['ism']['region']} with the {report['ism']['model']} "
                      f"model ({report['ism']['seconds']:.0f} s).")

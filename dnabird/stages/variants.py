@@ -1,7 +1,8 @@
 """Stage `variants`: score a VCF with the run's models and, given a truth table, measure the ranking.
 
 Scorers (`scorers`): `mlm_llr` — the pretrained model zero-shot (effect −LLR, ALT vs REF masked
-log-likelihood, mean over ALTs); `promoter` — the promoter head in every lifted TSS window holding the
+log-likelihood, mean over ALTs; `mlm_llr_per_bp` beside it, the same per bp of the masked spans, the one
+to rank by when indels are mixed with SNVs); `promoter` — the promoter head in every lifted TSS window holding the
 variant; `chromatin` — the chromatin head centred on the variant (overall and per group DNase/TF/HM).
 A head's effect (`effect`) is the largest change over its outputs of the log odds,
 |logit(p_alt) − logit(p_ref)| (DeepSEA's log fold change of odds; default), or of the probability,
@@ -12,7 +13,8 @@ in-element-control variants, with bootstrap intervals, goes into `report.json` (
 also over the TF-motif variants alone, beside the promoter boxes whose labels, on the toy, are TBP's and
 Pol2's).
 
-Outputs: `<scorer>.tsv` (the long table of `VariantScores`), `effects.tsv` (one row per variant, one
+Outputs: `<scorer>.tsv` (the long table of `VariantScores`), `<scorer>.unscored.tsv` (every allele the
+scorer could not score, with the reason; `report.md` names them), `effects.tsv` (one row per variant, one
 column per scorer and group), `report.json`, `effects.png`, and a saturation-mutagenesis map
 (`ism.h5`, `ism.png`) of `ism_region` — by default the planted element of the first disruptive
 variant (in a TF motif when the chromatin head is a scorer), widened by `ism_margin_bp` — with the
@@ -40,16 +42,17 @@ EFFECTS = {"abs_logit_diff": "max |Δ log odds|", "abs_diff": "max |Δp|"}  # a 
 @dataclass
 class VariantsConfig:
     """vcf, genome, truth, elements: paths (null: the `fetch` stage's; truth "none": no evaluation).
-    scorers: any of `SCORERS`. mlm_window_bp, mlm_eval_length: the zero-shot windows (eval_length null:
-    what the window always fits). rc: "average" or "forward" for centred windows (TSS windows follow
-    the transcript). ism_region: "chrom:start-end" (1-based) or null (see the module docstring)."""
+    scorers: any of `SCORERS`. mlm_window_bp, mlm_eval_length: the zero-shot windows (odd, so the variant's
+    base is the centre; eval_length null: what the window needs at the tokenizer's bp per token). rc:
+    "average" or "forward" for centred windows (TSS windows follow the transcript). ism_region:
+    "chrom:start-end" (1-based) or null (see the module docstring)."""
 
     vcf: str | None = None
     genome: str | None = None
     truth: str | None = None
     elements: str | None = None
     scorers: list[str] = field(default_factory=lambda: ["mlm_llr", "promoter", "chromatin"])
-    mlm_window_bp: int = 1000
+    mlm_window_bp: int = 1001
     mlm_eval_length: int | None = None
     rc: str = "average"
     effect: str = "abs_logit_diff"
@@ -112,6 +115,7 @@ def _effects(scorer: str, scores, effect: str) -> pd.DataFrame:
     if scorer == "mlm_llr":
         table = scores.per_variant("diff", "mean", outputs=["llr"])[["id", "all"]]
         table["all"] = -table["all"]
+        table["mlm_llr_per_bp"] = -scores.per_variant("diff", "mean", outputs=["llr_per_bp"])["all"]
         return table.rename(columns={"all": "mlm_llr"})
     table = scores.per_variant(effect, "max").drop(columns=["record", "chrom", "pos"])
     return table.rename(columns={c: scorer if c == "all" else f"{scorer}_{c}" for c in table.columns if c != "id"})
@@ -138,7 +142,7 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
     from dnabird.genome.reference import Genome
     from dnabird.variants.evaluate import effect_aurocs, plot_effects, read_truth
     from dnabird.variants.ism import saturation_mutagenesis
-    from dnabird.variants.writers import write_tsv
+    from dnabird.variants.writers import write_skipped, write_tsv
 
     paths = _paths(config, context)
     genome = Genome(paths["genome"])
@@ -148,10 +152,11 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
         started = time.perf_counter()
         scores = _score(scorer, config, paths, genome)
         write_tsv(scores, stage_dir / f"{scorer}.tsv")
+        write_skipped(scores, stage_dir / f"{scorer}.unscored.tsv")
         table = _effects(scorer, scores, config.effect)
         effects = table if effects is None else effects.merge(table, on="id", how="outer")
         entry = {"effect": "−LLR" if scorer == "mlm_llr" else EFFECTS[config.effect],
-                 "summary": scores.summary(), "settings": scores.settings,
+                 "summary": scores.summary(), "unscored": f"{scorer}.unscored.tsv", "settings": scores.settings,
                  "seconds": round(time.perf_counter() - started, 1)}
         if truth is not None:
             kinds = PROMOTER_KINDS if scorer == "promoter" else None
@@ -165,7 +170,8 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
             columns[scorer] = scorer
         report["scorers"][scorer] = entry
     effects.to_csv(stage_dir / "effects.tsv", sep="\t", index=False)
-    outputs = {"effects": stage_dir / "effects.tsv", "report": stage_dir / "report.json"}
+    outputs = {"effects": stage_dir / "effects.tsv", "report": stage_dir / "report.json",
+               **{f"{scorer}_unscored": stage_dir / f"{scorer}.unscored.tsv" for scorer in config.scorers}}
     if truth is not None:
         plot_effects(effects, truth, columns, stage_dir / "effects.png")
         outputs["effects_plot"] = stage_dir / "effects.png"

@@ -40,7 +40,7 @@ from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
 from dnabird.io import atomic_output, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
-from dnabird.tasks.deepsea import GROUPS, BundleSplit, FeatureTable, decode_onehot, load_table, slab_order
+from dnabird.tasks.deepsea import GROUPS, BundleSplit, FeatureTable, decode_onehot, load_table, open_bundle, slab_order
 from dnabird.tasks.splits import overlap_groups
 
 log = logging.getLogger(__name__)
@@ -471,7 +471,7 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
         baseline_labels = train["labels"][:data.baseline_rows]
         sizes = {split: len(a["labels"]) for split, a in arrays.items()}
     else:
-        opened = {split: BundleSplit(getattr(data, key), features=len(table)) for split, key in MAT_SPLITS.items()}
+        opened = open_bundle({split: getattr(data, key) for split, key in MAT_SPLITS.items()}, features=len(table))
         window = opened["test"].length
         fixed_x = {}
         for split in ("validation", "test"):

@@ -197,7 +197,8 @@ def is_hdf5(path: Path) -> bool:
 
 
 class BundleSplit:
-    """One `.mat` file of the bundle, read as (n, 4, L) one-hot and (n, F) labels.
+    """One `.mat` file of the bundle, read as (n, 4, L) one-hot and (n, F) labels (`features` and `length`,
+    when given, are checked).
 
     `read(start, stop)` returns rows [start, stop) in (N, 4, L) / (N, F) orientation, whichever version
     the file is. An HDF5 (v7.3) file is read lazily, slab by slab; a v5 file is loaded once (scipy).
@@ -213,7 +214,12 @@ class BundleSplit:
             import h5py
 
             self.version = "7.3"
-            self._handle = h5py.File(self.path, "r")
+            try:
+                self._handle = h5py.File(self.path, "r")
+            except OSError as err:
+                problem = "truncated (shorter than its header says: an interrupted download or copy?)" \
+                    if "truncated" in str(err) else "not a readable MATLAB v7.3 (HDF5) file"
+                raise InputFormatError(f"{problem}: {err}", path=self.path) from None
             keys = [k for k in self._handle.keys() if not k.startswith("#")]
             self.x_key, self.y_key = self._keys(keys)
             x, y = self._handle[self.x_key], self._handle[self.y_key]
@@ -300,6 +306,16 @@ class BundleSplit:
 
             self._handle = h5py.File(self.path, "r")
             self._x, self._y = self._handle[self.x_key], self._handle[self.y_key]
+
+
+def open_bundle(paths: dict[str, str | Path], *, features: int | None = None) -> dict[str, BundleSplit]:
+    """Each split's `.mat` (split name -> path, training first), every one holding rows as long as the
+    first's: a split of another window length is refused, naming its file."""
+    opened: dict[str, BundleSplit] = {}
+    for split, path in paths.items():
+        first = next(iter(opened.values()), None)
+        opened[split] = BundleSplit(path, features=features, length=None if first is None else first.length)
+    return opened
 
 
 def slab_order(rows: int, *, slab: int, buffer_slabs: int, seed: int, epoch: int) -> np.ndarray:

@@ -50,6 +50,19 @@ def gc_fraction(sequence: np.ndarray) -> float:
     return float(_GC[sequence].sum()) / called if called else 0.0
 
 
+CPG_CLASSES = ("CpG island", "non-CpG")
+
+
+def cpg_class(sequence: np.ndarray, at: int, width: int = 500) -> str:
+    """Whether the `width` bp centred on index `at` of a uint8 ASCII sequence look like a CpG island (Takai &
+    Jones 2002: GC >= 0.55 and CpG observed/expected >= 0.65): "CpG island", else "non-CpG"."""
+    core = sequence[max(0, at - width // 2):at + width - width // 2]
+    c, g = int((core == ord("C")).sum()), int((core == ord("G")).sum())
+    cpg = int(((core[:-1] == ord("C")) & (core[1:] == ord("G"))).sum())
+    island = c and g and (c + g) / len(core) >= 0.55 and cpg * len(core) / (c * g) >= 0.65
+    return CPG_CLASSES[0] if island else CPG_CLASSES[1]
+
+
 @dataclass(frozen=True)
 class GenomicWindow:
     """A window drawn from the genome: its anchor position and strand (the window follows the anchor

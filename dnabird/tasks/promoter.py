@@ -8,7 +8,11 @@ transcript orientation around each TSS, one negative per positive, a binary [CLS
 - Negatives (`negatives`): "deepromoter" (the paper's): the positive with 12 of its 20 parts replaced
   by uniform random bases, redrawn every epoch with `redraw_negatives`; "genomic": a window of the same
   length and strand rule whose anchor lies >= `min_tss_distance` bp from every annotated TSS, with GC
-  within ±`gc_tolerance` of its positive's (`dnabird.tasks.negatives`).
+  within ±`gc_tolerance` of its positive's (`dnabird.tasks.negatives`). A positive without such a window
+  (typically a CpG-island promoter: few stretches away from TSSs are that GC-rich) gets one within the
+  tolerance doubled, as often as needed up to `gc_tolerance_max`, so the GC-rich majority of real
+  promoters stays;
+  `report.json` counts positives matched, widened and dropped by CpG class (`cpg_class`).
 - Splits: by chromosome (default: test chr8 + chr9, the pretraining hold-out; validation chr7) or at
   random by groups of overlapping windows (`split: random`). A negative stays in its positive's split;
   genomic negatives come from that split's chromosomes (at random: away from other splits' windows).
@@ -33,7 +37,7 @@ from dnabird.finetune.data import EpochExamples, TaskData
 from dnabird.genome.reference import Genome
 from dnabird.io import atomic_output
 from dnabird.model.task_spec import TaskSpec, parse_anchor
-from dnabird.tasks.negatives import GenomicNegatives, deepromoter_negative, gc_fraction
+from dnabird.tasks.negatives import CPG_CLASSES, GenomicNegatives, cpg_class, deepromoter_negative, gc_fraction
 from dnabird.tasks.splits import SPLITS, chromosome_split, overlap_groups, random_split
 from dnabird.tasks.tss import Site, lift_sites, read_epdnew, write_dropped, write_lifted
 
@@ -56,7 +60,9 @@ class PromoterData:
     min_lifted_fraction: fewer TSSs lifting cleanly than this share is an error (a wrong chain).
     negatives: "deepromoter" or "genomic" (module docstring); redraw_negatives: a fresh DeePromoter
         negative every epoch (training only); deepromoter_parts, deepromoter_keep: 20 and 8 in the paper.
-    gc_tolerance: a genomic negative's GC is within this of its positive's (absolute fraction).
+    gc_tolerance: a genomic negative's GC is within this of its positive's (absolute fraction);
+    gc_tolerance_max: for a positive with none that close, the tolerance doubles up to this (equal to
+        gc_tolerance: such positives are dropped).
     min_tss_distance: a genomic negative's anchor is at least this far (bp) from every lifted TSS.
     lattice_step: genomic negative windows start on this lattice (bp; its gcd with the window length).
     split: "chromosome" or "random"; test_chromosomes, validation_chromosomes: the chromosome split;
@@ -77,6 +83,7 @@ class PromoterData:
     deepromoter_parts: int = 20
     deepromoter_keep: int = 8
     gc_tolerance: float = 0.02
+    gc_tolerance_max: float = 0.2
     min_tss_distance: int = 2000
     lattice_step: int = 100
     split: str = "chromosome"
@@ -97,6 +104,9 @@ class PromoterData:
         if not 0 <= self.max_n_fraction < 1 or not 0 < self.gc_tolerance < 1:
             raise ParameterError("(data.max_n_fraction, data.gc_tolerance)", (self.max_n_fraction, self.gc_tolerance),
                                  "fractions in [0, 1) and (0, 1)")
+        if not self.gc_tolerance <= self.gc_tolerance_max <= 1:
+            raise ParameterError("data.gc_tolerance_max", self.gc_tolerance_max,
+                                 f"a fraction in [gc_tolerance={self.gc_tolerance}, 1]")
         if not 1 <= self.kmer <= 8:
             raise ParameterError("data.kmer", self.kmer, "an integer in [1, 8]")
 
@@ -215,14 +225,17 @@ def _assign_splits(config: PromoterData, windows: list, genome: Genome, seed: in
 
 
 def _genomic_negatives(config: PromoterData, splits: dict[str, _Split], genome: Genome, targets: list[Site],
-                       seed: int, counts: Counter) -> None:
-    """Draw one GC-matched genomic negative per positive, split by split; unmatched pairs are dropped."""
+                       seed: int, counts: Counter) -> dict[str, dict[str, int]]:
+    """Draw one GC-matched genomic negative per positive, split by split, widening the tolerance up to
+    `gc_tolerance_max` where needed; unmatched pairs are dropped. Returns the positives matched, widened
+    and dropped by CpG class."""
     anchor = parse_anchor(config.anchor)
     sites = defaultdict(list)
     for target in targets:
         if target.chrom in genome:
             sites[genome.resolve(target.chrom)].append(target.position)
     drawn: dict[str, list[tuple[int, int]]] = defaultdict(list)   # every accepted window, by chromosome
+    by_class = {name: {"positives": 0, "matched": 0, "widened": 0, "dropped": 0} for name in CPG_CLASSES}
 
     def read(chrom: str) -> np.ndarray:
         return _as_array(genome.fetch(chrom, 0, genome.length(chrom)).sequence)
@@ -245,10 +258,16 @@ def _genomic_negatives(config: PromoterData, splits: dict[str, _Split], genome: 
         kept = _Split()
         for i, ((site, start, end, gc), sequence, group) in enumerate(zip(split.positives, split.positive_seqs,
                                                                           split.groups, strict=True)):
-            match = pool.draw(gc, config.gc_tolerance, _rng(seed, 0, i, GENOMIC_TAG))
+            cpg = by_class[cpg_class(sequence, anchor.upstream)]
+            cpg["positives"] += 1
+            rng, tolerance = _rng(seed, 0, i, GENOMIC_TAG), config.gc_tolerance
+            while (match := pool.draw(gc, tolerance, rng)) is None and tolerance < config.gc_tolerance_max:
+                tolerance = min(2 * tolerance, config.gc_tolerance_max)
             if match is None:
                 counts["no_gc_matched_negative"] += 1
+                cpg["dropped"] += 1
                 continue
+            cpg["matched" if tolerance == config.gc_tolerance else "widened"] += 1
             n_start, n_end = anchor.interval(match.position, match.strand)
             negative = _as_array(genome.fetch(match.chrom, n_start, n_end, match.strand).sequence)
             drawn[match.chrom].append((n_start, n_end))
@@ -259,6 +278,7 @@ def _genomic_negatives(config: PromoterData, splits: dict[str, _Split], genome: 
             kept.negative_seqs.append(negative)
             kept.groups.append(group)
         splits[name] = kept
+    return by_class
 
 
 def _deepromoter_negatives(config: PromoterData, splits: dict[str, _Split], seed: int) -> None:
@@ -310,7 +330,7 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
         splits[name].positive_seqs.append(sequence)
         splits[name].groups.append(int(group))
     if data.negatives == "genomic":
-        _genomic_negatives(data, splits, genome, lifted.targets, config.seed, counts)
+        by_cpg_class = _genomic_negatives(data, splits, genome, lifted.targets, config.seed, counts)
     else:
         _deepromoter_negatives(data, splits, config.seed)
     empty = [name for name in SPLITS if not splits[name].positives]
@@ -350,7 +370,8 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
         "eval_length": int(eval_length), "anchor": data.anchor, "split": data.split,
     }
     if data.negatives == "genomic":
-        summary.update(gc_tolerance=data.gc_tolerance, min_tss_distance=data.min_tss_distance)
+        summary.update(gc_tolerance=data.gc_tolerance, gc_tolerance_max=data.gc_tolerance_max,
+                       min_tss_distance=data.min_tss_distance, negatives_by_cpg_class=by_cpg_class)
     test_groups = np.repeat(np.asarray(splits["test"].groups), 2)
     features = {f"{data.kmer}-mer": (kmer_counts(sequences["train"], data.kmer),
                                      kmer_counts(sequences["test"], data.kmer))}

@@ -23,6 +23,7 @@ import torch
 from safetensors import SafetensorError
 
 from dnabird.errors import CheckpointError
+from dnabird.io import follow_umask
 from dnabird.train import distributed
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.O
         (tmp / TRAIN_STATE).write_text(json.dumps(state, indent=2))
     distributed.barrier(ctx)
     if ctx.is_main:
+        follow_umask(tmp)
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
         for old in checkpoint_dirs(root)[:-keep_last]:

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from dnabird.errors import CheckpointError, NonFiniteLossError, ParameterError
+from dnabird.errors import CheckpointError, Interrupted, NonFiniteLossError, ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.progress import progress_bar
 from dnabird.train import checkpoint, distributed
@@ -128,54 +128,61 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
                        enabled=config.progress and ctx.is_main)
     model.train()
     t0 = time.perf_counter()
-    for step, micro_batches in zip(range(start_step, config.max_steps), batches, strict=False):
-        lr = warmup_linear_decay(step, peak_lr=config.lr, warmup_steps=config.warmup_steps,
-                                 total_steps=config.max_steps)
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        sums: dict[str, torch.Tensor] = {}
-        for i, batch in enumerate(micro_batches):
-            batch = {k: v.to(ctx.device, non_blocking=True) for k, v in batch.items()}
-            sync = i == accum - 1 or not ctx.distributed
-            with contextlib.nullcontext() if sync else net.no_sync():
-                with autocast:
-                    out = loss_fn(net, batch, step)
-                (out.loss / accum).backward()
-            _add(sums, "loss", out.loss.detach().float())
-            _add(sums, "tokens", torch.tensor(float(out.num_tokens)))
-            for name, (num, den) in out.metrics.items():
-                _add(sums, f"{name}.num", num.detach().float())
-                _add(sums, f"{name}.den", den.detach().float())
-        names = sorted(sums)
-        totals = distributed.all_reduce_sum(torch.stack([sums[n].to(ctx.device) for n in names]), ctx)
-        totals = dict(zip(names, totals.tolist(), strict=True))
-        loss = totals["loss"] / (accum * ctx.world_size)
-        if not math.isfinite(loss):
-            raise NonFiniteLossError(f"loss is {loss} at step {step + 1}; stopped before updating the model. "
-                                     f"Last good checkpoint: {last_good or 'none written yet'}")
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip or float("inf"))
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        now = time.perf_counter()
-        record = {"step": step + 1, "loss": loss, "lr": lr, "grad_norm": float(grad_norm),
-                  "tokens_per_s": totals["tokens"] / (now - t0)}
-        t0 = now
-        record.update({n[:-4]: totals[n] / max(totals[n[:-4] + ".den"], 1.0)
-                       for n in names if n.endswith(".num")})
-        last = step + 1 == config.max_steps
-        evaluated = evaluate is not None and ctx.is_main and (
-            last or (config.eval_every > 0 and (step + 1) % config.eval_every == 0))
-        if evaluated:
-            record.update(evaluate(model, step + 1))
-            model.train()
-            t0 = time.perf_counter()
-        if ctx.is_main and ((step + 1) % config.log_every == 0 or last or evaluated):
-            metrics_log.append(record)
-        bar.update(1)
-        bar.set_postfix({k: f"{v:.4g}" for k, v in record.items() if k not in ("step", "grad_norm")})
-        if (step + 1) % config.checkpoint_every == 0 or step + 1 == config.max_steps:
-            last_good = checkpoint.save(ckpt_root, step + 1, model, optimizer, ctx=ctx,
-                                        keep_last=config.keep_last, save_model=save_model)
+    step, saved = start_step, start_step  # the step under way; that of the newest checkpoint, where a rerun resumes
+    try:
+        for step, micro_batches in zip(range(start_step, config.max_steps), batches, strict=False):
+            lr = warmup_linear_decay(step, peak_lr=config.lr, warmup_steps=config.warmup_steps,
+                                     total_steps=config.max_steps)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            sums: dict[str, torch.Tensor] = {}
+            for i, batch in enumerate(micro_batches):
+                batch = {k: v.to(ctx.device, non_blocking=True) for k, v in batch.items()}
+                sync = i == accum - 1 or not ctx.distributed
+                with contextlib.nullcontext() if sync else net.no_sync():
+                    with autocast:
+                        out = loss_fn(net, batch, step)
+                    (out.loss / accum).backward()
+                _add(sums, "loss", out.loss.detach().float())
+                _add(sums, "tokens", torch.tensor(float(out.num_tokens)))
+                for name, (num, den) in out.metrics.items():
+                    _add(sums, f"{name}.num", num.detach().float())
+                    _add(sums, f"{name}.den", den.detach().float())
+            names = sorted(sums)
+            totals = distributed.all_reduce_sum(torch.stack([sums[n].to(ctx.device) for n in names]), ctx)
+            totals = dict(zip(names, totals.tolist(), strict=True))
+            loss = totals["loss"] / (accum * ctx.world_size)
+            if not math.isfinite(loss):
+                raise NonFiniteLossError(f"loss is {loss} at step {step + 1}; stopped before updating the model. "
+                                         f"Last good checkpoint: {last_good or 'none written yet'}")
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip or float("inf"))
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            now = time.perf_counter()
+            record = {"step": step + 1, "loss": loss, "lr": lr, "grad_norm": float(grad_norm),
+                      "tokens_per_s": totals["tokens"] / (now - t0)}
+            t0 = now
+            record.update({n[:-4]: totals[n] / max(totals[n[:-4] + ".den"], 1.0)
+                           for n in names if n.endswith(".num")})
+            last = step + 1 == config.max_steps
+            evaluated = evaluate is not None and ctx.is_main and (
+                last or (config.eval_every > 0 and (step + 1) % config.eval_every == 0))
+            if evaluated:
+                record.update(evaluate(model, step + 1))
+                model.train()
+                t0 = time.perf_counter()
+            if ctx.is_main and ((step + 1) % config.log_every == 0 or last or evaluated):
+                metrics_log.append(record)
+            bar.update(1)
+            bar.set_postfix({k: f"{v:.4g}" for k, v in record.items() if k not in ("step", "grad_norm")})
+            if (step + 1) % config.checkpoint_every == 0 or step + 1 == config.max_steps:
+                last_good = checkpoint.save(ckpt_root, step + 1, model, optimizer, ctx=ctx,
+                                            keep_last=config.keep_last, save_model=save_model)
+                saved = step + 1
+    except KeyboardInterrupt:
+        bar.close()
+        raise Interrupted(f"during step {step + 1} of {config.max_steps} (last checkpoint: step {saved})",
+                          saved) from None
     bar.close()
     records = metrics_log.records() if metrics_log else []
     if records:

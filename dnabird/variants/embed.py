@@ -10,9 +10,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dnabird.errors import ParameterError
+from dnabird.errors import InputFormatError, ParameterError
 from dnabird.genome.bed import read_bed
 from dnabird.genome.reference import Genome
+from dnabird.io import check_outputs
 from dnabird.progress import progress_bar
 from dnabird.variants.predictor import Predictor
 
@@ -32,6 +33,9 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
     """
     if pooling not in POOLINGS:
         raise ParameterError("pooling", pooling, f"one of {POOLINGS}")
+    if out is not None:
+        check_outputs([out], inputs=[source if isinstance(source, (str, os.PathLike)) else None,
+                                     regions if isinstance(regions, (str, os.PathLike)) else None])
     predictor = Predictor.load(model, tokenizer=tokenizer, device=device)
     if eval_length is None:
         eval_length = predictor.task.eval_length if predictor.task else \
@@ -47,7 +51,7 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
             if len(ids) + 2 > eval_length:
                 raise ParameterError("eval_length", eval_length, f">= {len(ids) + 2} tokens for {name}")
             rows.append(ids)
-        hidden, mask = predictor.hidden(rows, eval_length)  # [B, L, H], [B, L]
+        hidden, mask = predictor.hidden(rows, eval_length, names[first:first + batch_size])  # [B, L, H], [B, L]
         if pooling == "cls":
             vectors.append(hidden[:, 0].numpy())
         else:
@@ -71,7 +75,9 @@ def _inputs(source, regions) -> tuple[list[str], list[str]]:
         return [f"sequence_{i}" for i in range(len(sequences))], sequences
     genome = source if isinstance(source, Genome) else Genome(source)
     if isinstance(regions, (str, os.PathLike)):
-        regions = [(r.chrom, r.start, r.end, r.strand or "+", r.name) for r in read_bed(regions)]
+        path, regions = regions, [(r.chrom, r.start, r.end, r.strand or "+", r.name) for r in read_bed(regions)]
+        if not regions:
+            raise InputFormatError("the BED file holds no regions", path=path)
     names, sequences = [], []
     for region in regions:
         chrom, start, end, strand, *rest = (*region, "+") if len(region) == 3 else region

@@ -115,12 +115,12 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
     """Score every SNV of `region` in one window centred on it (arguments as `score_variants`; a
     TSS-anchored head is not supported: its windows are anchored at a TSS, not on a region)."""
     predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=device)
+    genome = genome if isinstance(genome, Genome) else Genome(genome)
     setup = resolve_setup(predictor, method=method, rc=rc, window_bp=window_bp, eval_length=eval_length,
-                          flank_bp=flank_bp)
+                          flank_bp=flank_bp, genome=genome)
     if setup.anchor.kind != "centre":
         raise ParameterError("model", model, "a model with centre-anchored windows (a pretrained MLM or a "
                              "centre-anchored head): saturation mutagenesis centres one window on the region")
-    genome = genome if isinstance(genome, Genome) else Genome(genome)
     chrom, start, end = parse_region(region)
     chrom = genome.resolve(chrom)
     if end > genome.length(chrom) or end - start > setup.window_bp:
@@ -137,8 +137,8 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
         windows = anchored_windows(genome, allele.variant, window_start, window_start + setup.window_bp, centre)
         return [Window(allele, windows, ".", True)]
 
-    bar = progress_bar(alleles, enabled=progress, desc="mutagenesis", unit=" SNVs")
-    scores = score_windows(make_scorer(predictor, setup), setup, bar, windows_of, batch_size)
+    with progress_bar(total=len(alleles), enabled=progress, desc="mutagenesis", unit=" SNVs") as bar:
+        scores = score_windows(make_scorer(predictor, setup), setup, alleles, windows_of, batch_size, bar)
     if len(scores.skipped):
         first = scores.skipped.iloc[0]
         raise UnscorableVariantError(first["reason"], first["detail"])

@@ -2,7 +2,9 @@
 
 Every input is `[CLS] window [SEP]` padded to one fixed token length, so attention layouts (positional
 global blocks, random blocks fixed in eval mode) never depend on the batch: the same scores come out
-across runs, batch sizes and devices (up to float rounding between devices).
+across runs, batch sizes and devices (up to float rounding between devices). Every output is checked:
+NaN or infinite values (corrupt weights, an overflow) raise `NonFiniteOutputError` naming the model,
+the output and the inputs, never a table of NA.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from dnabird.errors import CheckpointError, ParameterError
+from dnabird.errors import CheckpointError, NonFiniteOutputError, ParameterError
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.task_spec import TaskSpec
 from dnabird.train.distributed import resolve_device
@@ -25,9 +27,11 @@ class Predictor:
     Use `Predictor.load` to build one from a checkpoint directory or a loaded model.
     """
 
-    def __init__(self, model: torch.nn.Module, tokenizer, task: TaskSpec | None, device: torch.device):
+    def __init__(self, model: torch.nn.Module, tokenizer, task: TaskSpec | None, device: torch.device,
+                 source: str | None = None):
         self.model = model.eval().to(device)
         self.tokenizer, self.task, self.device = tokenizer, task, device
+        self.source = source or type(model).__name__  # the checkpoint directory, named in errors
         self.block_size = model.config.length_multiple
         self.max_tokens = model.config.max_positions - model.config.position_offset
         if task is not None and task.tokenizer_hash not in (None, tokenizer.hash):
@@ -41,8 +45,9 @@ class Predictor:
         or a loaded model (then `tokenizer` is required and `task` describes a classifier's outputs)."""
         from dnabird.model.checkpoint import load_checkpoint, read_task, read_tokenizer
 
+        source = None
         if isinstance(model, (str, os.PathLike)):
-            directory = model
+            directory = source = str(model)
             model = load_checkpoint(directory)
             tokenizer = tokenizer or read_tokenizer(directory)
             task = task or read_task(directory)
@@ -50,7 +55,8 @@ class Predictor:
             raise ParameterError("model", type(model).__name__, "a checkpoint directory or a dnabird model")
         if tokenizer is None:
             raise ParameterError("tokenizer", None, "the model's Tokenizer when the model is passed loaded")
-        return cls(model, tokenizer, task, device if isinstance(device, torch.device) else resolve_device(device))
+        return cls(model, tokenizer, task, device if isinstance(device, torch.device) else resolve_device(device),
+                   source)
 
     @property
     def has_head(self) -> bool:
@@ -69,16 +75,30 @@ class Predictor:
         ids, mask = self.tokenizer.pad_batch(rows, block_size=self.block_size, length=length)
         return torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device)
 
+    def check_finite(self, values: torch.Tensor, what: str, names: Sequence[str] | None = None) -> torch.Tensor:
+        """`values` [B, …] (one row per input) if all are finite, else `NonFiniteOutputError` naming the
+        model, `what` was computed and the inputs (`names`, one per row) where it is NaN or infinite."""
+        bad = ~torch.isfinite(values.reshape(len(values), -1)).all(1)
+        if bool(bad.any()):
+            rows = bad.nonzero().flatten().tolist()
+            shown = list(dict.fromkeys(names[i] if names is not None else f"input {i}" for i in rows))
+            raise NonFiniteOutputError(
+                f"model {self.source} produced NaN/inf {what} for {len(rows)} of {len(values)} inputs of a batch "
+                f"({', '.join(shown[:5])}{' …' if len(shown) > 5 else ''}); its weights may be corrupt")
+        return values
+
     @torch.no_grad()
-    def logits(self, rows: Sequence[Sequence[int]], length: int) -> torch.Tensor:
-        """Classifier logits [B, outputs] (float32, on the CPU) of `[CLS] row [SEP]` per row of token ids."""
+    def logits(self, rows: Sequence[Sequence[int]], length: int, names: Sequence[str] | None = None) -> torch.Tensor:
+        """Classifier logits [B, outputs] (float32, on the CPU) of `[CLS] row [SEP]` per row of token ids;
+        `names` (one per row) name the inputs in errors."""
         ids, mask = self._inputs(rows, length)
         logits = self.model(ids, mask).logits.float()
-        return (logits[:, None] if logits.dim() == 1 else logits).cpu()
+        return self.check_finite((logits[:, None] if logits.dim() == 1 else logits).cpu(), "classifier logits",
+                                 names)
 
     @torch.no_grad()
     def masked_log_likelihood(self, rows: Sequence[Sequence[int]], targets: Sequence[Sequence[dict[int, int]]],
-                              length: int) -> torch.Tensor:
+                              length: int, names: Sequence[str] | None = None) -> torch.Tensor:
         """Σ log p(token) over masked positions, once per target set of each row, flat in row order (float64,
         on the CPU).
 
@@ -93,6 +113,9 @@ class Predictor:
                 labels[row, index + 1] = 0  # + 1: the [CLS] in front; any id selects the position
         out = self.model(ids, mask, mlm_labels=labels)
         log_probs = F.log_softmax(out.mlm_logits.float(), dim=-1)  # [N, V] at the selected positions, row-major
+        per_row = torch.zeros(len(rows), dtype=log_probs.dtype, device=log_probs.device)
+        self.check_finite(per_row.index_add_(0, out.mlm_positions[:, 0], log_probs.sum(-1)).cpu(),
+                          "masked-LM log-probabilities", names)
         where = {tuple(p): n for n, p in enumerate(out.mlm_positions.tolist())}
         picks, tokens, slots, slot = [], [], [], 0
         for row, sets in enumerate(targets):
@@ -107,7 +130,10 @@ class Predictor:
         return torch.zeros(slot, dtype=torch.float64).index_add_(0, torch.tensor(slots, dtype=torch.long), values)
 
     @torch.no_grad()
-    def hidden(self, rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def hidden(self, rows: Sequence[Sequence[int]], length: int,
+               names: Sequence[str] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Final hidden states [B, L, H] (float32, on the CPU) and the mask of real tokens [B, L]."""
         ids, mask = self._inputs(rows, length)
-        return self.model.encoder(ids, mask).float().cpu(), mask.cpu()
+        hidden, mask = self.model.encoder(ids, mask).float().cpu(), mask.cpu()
+        self.check_finite(torch.where(mask[..., None], hidden, 0.0), "hidden states", names)
+        return hidden, mask

@@ -8,8 +8,11 @@ than A/C/G/T) come out with their `problem`, never silently dropped.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
+import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,11 +97,10 @@ def _alleles(record: int, chrom: str, pos: int, name: str, ref: str, alts) -> It
 
 
 def _vcf_alleles(path: Path) -> Iterator[Allele]:
-    if not path.is_file():
-        raise InputFormatError("VCF file not found", path=path)
+    check_vcf_path(path)
     verbosity = pysam.set_verbosity(0)  # contigs missing from the header are fine here
-    try:
-        handle = pysam.VariantFile(str(path))
+    try:  # samples dropped: dnabird never reads FORMAT (htslib refuses records with a duplicated FORMAT tag)
+        handle = pysam.VariantFile(str(path), drop_samples=True)
     except (OSError, ValueError) as err:
         pysam.set_verbosity(verbosity)
         raise InputFormatError(f"not a readable VCF ({err})", path=path) from None
@@ -108,6 +110,68 @@ def _vcf_alleles(path: Path) -> Iterator[Allele]:
             for record, entry in enumerate(handle):
                 yield from _alleles(record, entry.chrom, entry.pos, entry.id, entry.ref or "", entry.alts or [None])
     except (OSError, ValueError) as err:
-        raise InputFormatError(f"malformed VCF after record {record + 1} ({err})", path=path) from None
+        pysam.set_verbosity(verbosity)
+        line, text, htslib = _failed_line(path, record + 1)
+        if text is None:
+            raise InputFormatError(f"malformed VCF after record {record + 1} ({err})", path=path) from None
+        columns = len(text.split("\t"))
+        problem = (f"{columns} tab-separated columns where a record has at least 8 (CHROM POS ID REF ALT QUAL "
+                   "FILTER INFO)") if columns < 8 else f"{text[:80]!r}: {htslib or err}"  # pysam: "truncated file"
+        raise InputFormatError(f"malformed VCF record: {problem}", path=path, line=line) from None
     finally:
         pysam.set_verbosity(verbosity)
+
+
+def check_vcf_path(path: Path) -> None:
+    """`InputFormatError` unless `path` is a file pysam can read as VCF: present, not a folder, plain or
+    bgzip-compressed (plain gzip cannot be read record by record)."""
+    if path.is_dir():
+        raise InputFormatError("is a directory, not a VCF file", path=path)
+    if not path.is_file():
+        raise InputFormatError("VCF file not found", path=path)
+    with open(path, "rb") as handle:
+        head = handle.read(14)
+    if head[:2] == b"\x1f\x8b" and not (len(head) == 14 and head[3] & 4 and head[12:14] == b"BC"):
+        raise InputFormatError("gzip-compressed VCF must be bgzip-compressed (`bgzip` it, or decompress it)",
+                               path=path)
+
+
+def _failed_line(path: Path, index: int) -> tuple[int | None, str | None, str]:
+    """The 1-based line number and text of data record `index` (0-based) of a VCF, and what htslib says of
+    that line alone after the file's header (its messages captured from stderr)."""
+    opener = gzip.open if path.suffix in (".gz", ".bgz") else open
+    header, seen = [], -1
+    with opener(path, "rt", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.startswith("#"):
+                header.append(line)
+            elif line.strip():
+                seen += 1
+                if seen == index:
+                    return number, line.rstrip("\r\n"), _htslib_says("".join(header) + line)
+    return None, None, ""
+
+
+def _htslib_says(text: str) -> str:
+    """What htslib says (its errors, else its warnings) on reading every record of the VCF `text`."""
+    with tempfile.TemporaryDirectory() as folder:
+        vcf = Path(folder) / "record.vcf"
+        vcf.write_text(text)
+        with tempfile.TemporaryFile("w+") as caught:
+            sys.stderr.flush()
+            saved, verbosity = os.dup(2), pysam.set_verbosity(3)
+            os.dup2(caught.fileno(), 2)
+            try:
+                with pysam.VariantFile(str(vcf), drop_samples=True) as handle:
+                    for _ in handle:
+                        pass
+            except (OSError, ValueError):
+                pass
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                pysam.set_verbosity(verbosity)
+            caught.seek(0)
+            said = [line.strip() for line in caught if line.startswith(("[E::", "[W::"))]
+    said = [line for line in said if line.startswith("[E::")] or said  # its errors, else its warnings
+    return "htslib: " + "; ".join(said) if said else ""

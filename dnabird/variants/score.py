@@ -7,30 +7,42 @@ Methods:
   stranded: the variant is scored in every window of the `tss` BED that contains it, on that TSS's strand,
   never RC-averaged.
 - "mlm_llr": a pretrained masked LM, zero-shot (see `dnabird.variants.mlm`): windows centred on the variant,
-  `window_bp` long (default: what always fits `eval_length`, one bp per token at worst).
+  `window_bp` long. Defaults are sized from the tokenizer's bp per token measured on the genome
+  (`measured_bp_per_token`) with `TOKEN_HEADROOM`: an odd window (so the variant's base sits exactly in the
+  middle and a reverse-complemented genome scores the same) filling the model's length, or for a given
+  window the smallest block multiple it fits. Two outputs: `llr` = log P(ALT) − log P(REF) over the masked
+  tokens, and `llr_per_bp`, the same per bp of each masked span. Rank SNVs by `llr`; rank a set that
+  mixes indels with SNVs by `llr_per_bp`, since an indel's raw `llr` grows with its masked span's length.
 - "auto": "head" when the model has a task, else "mlm_llr".
 
-Each allele is checked before it is scored: REF against the genome (case-insensitive; a mismatch is
-skipped, or with on_ref_mismatch="genome" scored with the genome's bases and flagged `ref_match=False`),
-its chromosome (aliases chr1↔1 … only), its alleles (symbolic, breakend, `*` …); what cannot be scored goes
-to `VariantScores.skipped` with the reason. Under torchrun each rank scores the records whose index is its
-rank modulo the world size, and every rank returns the merged scores in input order.
+A window that tokenizes longer than the model's fixed length (each N is one token: N padding past a
+contig end, an assembly gap) is clipped at its N runs, outermost first, until it fits; `clip_left`/
+`clip_right` report the bp cut (see `dnabird.variants.windows`); a window with a character other than
+A/C/G/T/N is that allele's skip reason. Each allele is checked before it is scored: REF against the
+genome (case-insensitive; a mismatch is skipped, or with on_ref_mismatch="genome" scored with the
+genome's bases and flagged `ref_match=False`), its chromosome (aliases chr1↔1 … only), its alleles
+(symbolic, breakend, `*` …); what cannot be scored goes to `VariantScores.skipped` with the reason.
+Under torchrun each rank scores the records whose index is its rank modulo the world size, and every
+rank returns the merged scores in input order.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
+import math
 import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
 from dnabird import __version__
-from dnabird.errors import ParameterError, UnscorableVariantError
+from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
 from dnabird.model.task_spec import Anchor, parse_anchor
@@ -40,13 +52,17 @@ from dnabird.variants.mlm import MaskedSpan, masked_spans
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant, read_alleles
 from dnabird.variants.scores import REF_MISMATCH, SKIPPED_COLUMNS, UNIT_COLUMNS, VariantScores
-from dnabird.variants.windows import AlleleWindows, anchored_windows, centred_windows
+from dnabird.variants.windows import AlleleWindows, anchored_windows, centred_windows, n_run_clips
 
 METHODS = ("auto", "head", "mlm_llr")
 RC_MODES = ("average", "forward")
 REF_MISMATCH_MODES = ("skip", "genome")
 LLR_OUTPUTS = ("llr", "llr_per_bp")
 CHUNK_BATCHES = 8  # model batches of work gathered before running them
+TOKEN_HEADROOM = 1.25  # default mlm_llr sizes allow this many times the tokens of the measured mean
+BP_PER_TOKEN_SAMPLE = (64, 1000)  # windows (and their bp) of the genome the bp per token is measured on
+TOO_LONG = "window exceeds eval_length"
+INVALID_BASE = "invalid base in window"
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +78,14 @@ class Setup:
     rc: bool  # score the reverse complement too and average
     flank_bp: int
     on_ref_mismatch: str
+    bp_per_token: float | None = None  # measured on the genome (mlm_llr), what default sizes came from
 
     def describe(self) -> dict:
         """The settings as plain values, for reports and output files."""
         return {"method": self.method, "window_bp": self.window_bp, "eval_length": self.eval_length,
                 "anchor": str(self.anchor), "rc": "average" if self.rc else "forward", "flank_bp": self.flank_bp,
-                "on_ref_mismatch": self.on_ref_mismatch, "dnabird": __version__}
+                "on_ref_mismatch": self.on_ref_mismatch, "bp_per_token": self.bp_per_token,
+                "dnabird": __version__}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,10 +98,28 @@ class Window:
     ref_match: bool
 
 
+def measured_bp_per_token(tokenizer, genome: Genome) -> float:
+    """The tokenizer's mean bp per token on `genome`: over `BP_PER_TOKEN_SAMPLE` windows without N, evenly
+    spaced along the contigs in FASTA order (1.0, one bp per token, when there are none)."""
+    count, length = BP_PER_TOKEN_SAMPLE
+    contigs = list(genome.lengths.items())
+    ends = np.cumsum([size for _, size in contigs])
+    bases = tokens = 0
+    for at in ((np.arange(count) + 0.5) * ends[-1] / count).astype(np.int64):
+        index = int(np.searchsorted(ends, at, side="right"))
+        chrom, size = contigs[index]
+        start = max(0, min(int(at - (ends[index] - size)), size - length))
+        sequence = genome.fetch(chrom, start, min(size, start + length)).sequence.upper()
+        if sequence and "N" not in sequence:
+            bases, tokens = bases + len(sequence), tokens + len(tokenizer.encode(sequence))
+    return bases / tokens if tokens else 1.0
+
+
 def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None = None, tss=None,
                   window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
-                  on_ref_mismatch: str = "skip") -> Setup:
-    """Check the arguments against the model and fill what they leave open from its task or size."""
+                  on_ref_mismatch: str = "skip", genome: Genome | None = None) -> Setup:
+    """Check the arguments against the model and fill what they leave open from its task or size (for
+    mlm_llr, from the bp per token measured on `genome`; without one, one bp per token)."""
     if method not in METHODS:
         raise ParameterError("method", method, f"one of {METHODS}")
     if rc not in (None, *RC_MODES):
@@ -103,6 +139,7 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
             if given not in (None, fixed):
                 raise ParameterError(name, given, f"None: the model's task.json fixes it at {fixed}")
         anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
+        bp_per_token = None
         if anchor.kind == "tss" and tss is None:
             raise ParameterError("tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
         if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
@@ -114,16 +151,19 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         if predictor.has_head:
             raise ParameterError("method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
         anchor, average = Anchor("centre"), (rc or "average") == "average"
-        if eval_length is None:  # what any window fits (a token spells >= 1 bp), up to the model's length
+        bp_per_token = measured_bp_per_token(predictor.tokenizer, genome) if genome is not None else 1.0
+        if eval_length is None:  # the tokens a window needs, with headroom, up to the model's length
             block, longest = predictor.block_size, predictor.max_tokens // predictor.block_size * predictor.block_size
-            eval_length = longest if window_bp is None else min(longest, -(-(window_bp + 2) // block) * block)
-        window_bp = eval_length - 2 if window_bp is None else window_bp
+            needed = math.ceil(window_bp / bp_per_token * TOKEN_HEADROOM) + 2 if window_bp is not None else longest
+            eval_length = min(longest, -(-needed // block) * block)
+        if window_bp is None:  # the odd window that fills eval_length
+            window_bp = max(1, int((eval_length - 2) * bp_per_token / TOKEN_HEADROOM) - 1) | 1
     if anchor.kind == "centre" and tss is not None:
         raise ParameterError("tss", tss, "None: windows are centred on the variants")
     if not isinstance(window_bp, int) or window_bp < 1:
         raise ParameterError("window_bp", window_bp, "a positive number of bp")
     return Setup(method, window_bp, predictor.check_length(eval_length), anchor, average, flank_bp,
-                 on_ref_mismatch)
+                 on_ref_mismatch, None if bp_per_token is None else round(bp_per_token, 4))
 
 
 class TssWindows:
@@ -193,8 +233,8 @@ class HeadScorer:
                for windows in strands for sequence in (windows.ref, windows.alt)]
         return ids, [[None]] * len(ids), None
 
-    def run(self, ids: list, targets: list) -> np.ndarray:
-        return self.predictor.logits(ids, self.setup.eval_length).numpy()
+    def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
+        return self.predictor.logits(ids, self.setup.eval_length, names).numpy()
 
     def combine(self, logits: np.ndarray, extra: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """REF and ALT probabilities averaged over strands, and the mean logit difference."""
@@ -238,8 +278,8 @@ class LLRScorer:
             bp.append((spans[0].bp, spans[1].bp))
         return ids, targets, bp
 
-    def run(self, ids: list, targets: list) -> np.ndarray:
-        return self.predictor.masked_log_likelihood(ids, targets, self.setup.eval_length).numpy()
+    def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
+        return self.predictor.masked_log_likelihood(ids, targets, self.setup.eval_length, names).numpy()
 
     def combine(self, log_likelihoods: np.ndarray, bp: list[tuple[int, int]]):
         """[log P, log P per bp] of REF and ALT averaged over strands; no logit difference."""
@@ -253,8 +293,7 @@ def encode(predictor: Predictor, sequence: str, eval_length: int) -> list[int]:
     """Token ids of a window; `UnscorableVariantError` when `[CLS] ids [SEP]` exceed `eval_length`."""
     ids = predictor.tokenizer.encode(sequence)
     if len(ids) + 2 > eval_length:
-        raise UnscorableVariantError("window exceeds eval_length",
-                                     f"{len(ids)} tokens + [CLS] + [SEP] > {eval_length}")
+        raise UnscorableVariantError(TOO_LONG, f"{len(ids)} tokens + [CLS] + [SEP] > {eval_length}")
     return ids
 
 
@@ -265,17 +304,40 @@ def mask_span(ids: list[int], span: MaskedSpan, mask_id: int) -> tuple[list[int]
     return masked, {i: ids[i] for i in range(span.first, span.stop)}
 
 
+def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
+    """The output names `method` scores with the checkpoint in `model` (read from its task.json alone), so
+    options naming outputs are checked before any work."""
+    from dnabird.model.checkpoint import read_task
+
+    if not Path(model).is_dir():
+        raise CheckpointError(f"{model}: checkpoint directory not found")
+    task = read_task(model)
+    return list(task.labels) if task is not None and method != "mlm_llr" else list(LLR_OUTPUTS)
+
+
 def make_scorer(predictor: Predictor, setup: Setup) -> HeadScorer | LLRScorer:
     return HeadScorer(predictor, setup) if setup.method == "head" else LLRScorer(predictor, setup)
 
 
-def run_windows(scorer, prepared: list[tuple], batch_size: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str] | None = None,
+                bar=None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Scores of prepared windows [(rows, targets, extra) …], the model run over `batch_size` rows at a time;
-    each row gives one value per entry of its targets."""
+    each row gives one value per entry of its targets. `names` (one per window) name the inputs in errors;
+    `bar` advances by the windows each model call completes."""
     ids = [row for rows, _, _ in prepared for row in rows]
     targets = [t for _, wanted, _ in prepared for t in wanted]
-    values = np.concatenate([scorer.run(ids[i:i + batch_size], targets[i:i + batch_size])
-                             for i in range(0, len(ids), batch_size)]) if ids else []
+    owner = [n for n, (rows, _, _) in enumerate(prepared) for _ in rows]  # the window of each row
+    values, done = [], 0
+    for i in range(0, len(ids), batch_size):
+        stop = min(i + batch_size, len(ids))
+        values.append(scorer.run(ids[i:stop], targets[i:stop], None if names is None else
+                                 [names[n] for n in owner[i:stop]]))
+        # windows whose rows are all scored now: those before the last row's, and its own if it ends here
+        finished = owner[stop - 1] + (stop == len(ids) or owner[stop] != owner[stop - 1])
+        if bar is not None:
+            bar.update(finished - done)
+        done = finished
+    values = np.concatenate(values) if values else []
     results, at = [], 0
     for _, wanted, extra in prepared:
         count = sum(len(t) for t in wanted)
@@ -297,9 +359,10 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     genome: a FASTA path or a `Genome`. variants: a VCF path (plain or bgzip) or an iterable of `Variant`.
     method: "auto", "head" or "mlm_llr" (see the module docstring). rc: "average" (forward and reverse
         complement), "forward", or None for the model's strand rule. tss: a TSS BED, for TSS-anchored heads.
-    window_bp, eval_length: window in bp and padded token length, for a model without task.json (defaults:
-        eval_length the model's full length, or what a window_bp-long window always fits; window_bp
-        eval_length − 2). A window that tokenizes longer than eval_length is not scored (reason given).
+    window_bp, eval_length: window in bp and padded token length, for a model without task.json (defaults
+        from the bp per token measured on the genome: eval_length the model's full length, or what a
+        window_bp-long window needs; window_bp the odd length that fills eval_length). A window that
+        tokenizes longer than eval_length is clipped at its N runs, else not scored (reason given).
     flank_bp: mlm_llr only, bp masked on each side of the variant beyond the tokens it touches.
     on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
@@ -308,15 +371,15 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
         raise ParameterError("batch_size", batch_size, "a positive integer")
     ctx = distributed.setup(device)
     predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device)
-    setup = resolve_setup(predictor, method=method, rc=rc, tss=tss, window_bp=window_bp, eval_length=eval_length,
-                          flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch)
     genome = genome if isinstance(genome, Genome) else Genome(genome)
+    setup = resolve_setup(predictor, method=method, rc=rc, tss=tss, window_bp=window_bp, eval_length=eval_length,
+                          flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch, genome=genome)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
     scorer = make_scorer(predictor, setup)
     alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
-    bar = progress_bar(alleles, enabled=progress and ctx.is_main, desc="scoring variants", unit=" alleles")
-    part = score_windows(scorer, setup, bar, lambda allele: allele_windows(allele, genome, setup, sites),
-                         batch_size)
+    with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
+        part = score_windows(scorer, setup, alleles, lambda allele: allele_windows(allele, genome, setup, sites),
+                             batch_size, bar)
     part.settings = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
                      "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
     if not ctx.distributed:
@@ -327,12 +390,15 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     return VariantScores.concat(parts)
 
 
-def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int) -> VariantScores:
-    """Score each allele in the windows `windows_of(allele)` gives (or record why it cannot be scored)."""
+def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int,
+                  bar=None) -> VariantScores:
+    """Score each allele in the windows `windows_of(allele)` gives (or record why it cannot be scored);
+    `bar` advances as the model scores windows."""
     units, scores, skipped, pending = [], [], [], []
 
     def flush():
-        scores.extend(run_windows(scorer, [p for _, p in pending], batch_size))
+        scores.extend(run_windows(scorer, [p for _, p in pending], batch_size,
+                                  [_name(window) for window, _ in pending], bar))
         units.extend(_unit_row(window, setup) for window, _ in pending)
         pending.clear()
 
@@ -342,10 +408,12 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
         except UnscorableVariantError as err:
             skipped.append(_skip_row(allele, err))
             continue
+        except InputFormatError as err:  # the genome has a character other than A/C/G/T/N in the window
+            skipped.append(_skip_row(allele, UnscorableVariantError(INVALID_BASE, str(err))))
+            continue
         for window in windows:
-            strands = [window.windows, window.windows.reverse_complement()] if setup.rc else [window.windows]
             try:
-                pending.append((window, scorer.rows(strands)))
+                pending.append(fit(scorer, window, setup.rc))
             except UnscorableVariantError as err:
                 skipped.append(_skip_row(allele, err, window.feature))
         if sum(len(rows) for _, (rows, _, _) in pending) >= CHUNK_BATCHES * batch_size:
@@ -357,12 +425,35 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
                          tuple(scorer.groups), *stacked, pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS)))
 
 
+def fit(scorer, window: Window, rc: bool) -> tuple[Window, tuple]:
+    """The window and its model rows (both strands with `rc`); a window that tokenizes longer than
+    eval_length is clipped at its N runs (contig-end padding, assembly gaps), outermost first, until it
+    fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits."""
+    problem = None
+    for windows in itertools.chain([window.windows], n_run_clips(window.windows)):
+        try:
+            rows = scorer.rows([windows, windows.reverse_complement()] if rc else [windows])
+        except UnscorableVariantError as err:
+            if err.reason != TOO_LONG:
+                raise
+            problem = problem or err
+            continue
+        return dataclasses.replace(window, windows=windows), rows
+    raise problem
+
+
 def _unit_row(window: Window, setup: Setup) -> tuple:
     allele, w = window.allele, window.windows
     v = allele.variant
     strand = "both" if setup.rc else w.strand
     return (allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, window.feature, strand,
-            window.ref_match, w.start, w.end, w.pad_left, w.pad_right)
+            window.ref_match, w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right)
+
+
+def _name(window: Window) -> str:
+    """How errors name a window: chrom:pos REF>ALT, the variant's id and the TSS."""
+    v = window.allele.variant
+    return " ".join([f"{v.chrom}:{v.pos} {v.ref}>{v.alt}", *(x for x in (v.id, window.feature) if x != ".")])
 
 
 def _skip_row(allele: Allele, err: UnscorableVariantError, feature: str = ".") -> tuple:

@@ -19,7 +19,7 @@ import pandas as pd
 from dnabird.errors import ParameterError
 
 UNIT_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "feature", "strand", "ref_match",
-                "window_start", "window_end", "pad_left", "pad_right")
+                "window_start", "window_end", "pad_left", "pad_right", "clip_left", "clip_right")
 SKIPPED_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "reason", "detail")
 SCORE_KINDS = ("ref", "alt", "diff", "abs_diff", "logit_diff")
 REF_MISMATCH = "REF mismatch"
@@ -30,7 +30,11 @@ class VariantScores:
     """Scores of n scored windows (one per allele, or per allele × TSS window) × k outputs.
 
     units: one row per scored window (`UNIT_COLUMNS`; `record` is the 0-based input record, `allele` the
-        1-based ALT number, `feature` the TSS name or ".", `strand` "+", "-" or "both" (RC-averaged)).
+        1-based ALT number, `feature` the TSS name or ".", `strand` "+", "-" or "both" (RC-averaged),
+        `window_start`/`window_end` the scored REF window's genomic span, `pad_left`/`pad_right` whether it
+        holds N padding past a contig end, `clip_left`/`clip_right` the bp clipped from its ends at N runs
+        to fit the model's length — scores near a contig end or a gap read less context and are extreme more
+        often, so treat flagged rows with care).
     outputs, groups: the k output names and their groups.
     ref, alt, logit_diff: float arrays [n, k].
     skipped: one row per allele that was not scored (`SKIPPED_COLUMNS`), with the reason.
@@ -100,9 +104,11 @@ class VariantScores:
         return out.reset_index()
 
     def summary(self) -> dict:
-        """Counts: scored alleles and windows, skipped alleles by reason, REF mismatches (scored or not)."""
+        """Counts: scored alleles and windows (and those clipped at an N run or contig end), skipped alleles by
+        reason, REF mismatches (scored or not)."""
         scored = self.units.drop_duplicates(["record", "allele"])
-        return {"scored_alleles": len(scored), "scored_windows": len(self.units),
+        clipped = int(((self.units["clip_left"] > 0) | (self.units["clip_right"] > 0)).sum())
+        return {"scored_alleles": len(scored), "scored_windows": len(self.units), "clipped_windows": clipped,
                 "skipped_alleles": len(self.skipped),
                 "skipped_by_reason": dict(sorted(Counter(self.skipped["reason"]).items())),
                 "ref_mismatches": int((~scored["ref_match"].astype(bool)).sum()

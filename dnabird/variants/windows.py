@@ -8,12 +8,17 @@ Two rules place them (both keep the anchor at its window index):
 - anchored (`anchored_windows`): a fixed genomic window (a TSS window, a saturation-mutagenesis region)
   keeps every base between its anchor and the variant where it is; an indel trims or extends the window
   at the far end, the end on the variant's side of the anchor.
-Windows that run off a chromosome end are N-padded (`pad_left`/`pad_right`), never shortened. Sequences
-are upper case, 5'→3' on `strand` (a "-" window is the reverse complement of the genome).
+Windows that run off a chromosome end are N-padded (`pad_left`/`pad_right`). Each N is a token of its
+own, so a window padded at a contig end or reaching into an assembly gap may tokenize longer than a
+model's fixed length; `n_run_clips` offers it clipped at its N runs, outermost first (`clip_left`/
+`clip_right` count the bp cut from each end). Sequences are upper case, 5'→3' on `strand` (a "-" window
+is the reverse complement of the genome).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from dnabird.errors import UnscorableVariantError
@@ -25,7 +30,9 @@ from dnabird.variants.records import Variant
 class AlleleWindows:
     """One variant's REF and ALT windows. The REF allele is `ref[ref_at:ref_at + ref_length]`, the ALT
     allele `alt[alt_at:alt_at + alt_length]`; outside them both spell the same genome, aligned at each
-    allele edge. `start`/`end`: the REF window's genomic span (0-based half-open)."""
+    allele edge. `start`/`end`: the REF window's genomic span (0-based half-open). `pad_left`/`pad_right`:
+    the sequences hold N padding past a contig end at that end; `clip_left`/`clip_right`: bp of the REF
+    window cut from that end at an N run (`n_run_clips`)."""
 
     ref: str
     alt: str
@@ -38,6 +45,8 @@ class AlleleWindows:
     strand: str
     pad_left: bool
     pad_right: bool
+    clip_left: int = 0
+    clip_right: int = 0
 
     def reverse_complement(self) -> AlleleWindows:
         """Both windows on the other strand."""
@@ -45,7 +54,42 @@ class AlleleWindows:
                        ref_at=len(self.ref) - self.ref_at - self.ref_length,
                        alt_at=len(self.alt) - self.alt_at - self.alt_length,
                        strand="-" if self.strand == "+" else "+",
-                       pad_left=self.pad_right, pad_right=self.pad_left)
+                       pad_left=self.pad_right, pad_right=self.pad_left,
+                       clip_left=self.clip_right, clip_right=self.clip_left)
+
+    def clip(self, keep_left: int, keep_right: int) -> AlleleWindows:
+        """Both windows cut to at most `keep_left` bp before the allele and `keep_right` bp after it (the
+        flanks of REF and ALT spell the same genome, aligned at the allele edges, so both lose the same
+        stretch of genome); padding cut away is no longer flagged."""
+        ref_left, alt_left = min(keep_left, self.ref_at), min(keep_left, self.alt_at)
+        ref_stop = self.ref_at + self.ref_length + keep_right
+        alt_stop = self.alt_at + self.alt_length + keep_right
+        cut_left, cut_right = self.ref_at - ref_left, max(0, len(self.ref) - ref_stop)
+        start, end = (self.start + cut_left, self.end - cut_right) if self.strand == "+" else \
+            (self.start + cut_right, self.end - cut_left)
+        return replace(self, ref=self.ref[self.ref_at - ref_left:ref_stop],
+                       alt=self.alt[self.alt_at - alt_left:alt_stop], ref_at=ref_left, alt_at=alt_left,
+                       start=start, end=end,
+                       pad_left=self.pad_left and not cut_left, pad_right=self.pad_right and not cut_right,
+                       clip_left=self.clip_left + cut_left, clip_right=self.clip_right + cut_right)
+
+
+_N_RUN = re.compile("N+")
+
+
+def n_run_clips(windows: AlleleWindows) -> Iterator[AlleleWindows]:
+    """`windows` clipped at ever more of their N runs (contig-end padding, assembly gaps), outermost first:
+    each step cuts away the N run farthest from the allele, on either side, and everything beyond it."""
+    w = windows
+    left = max(w.ref[:w.ref_at], w.alt[:w.alt_at], key=len)  # the longer flank of REF and ALT on each side
+    right = max(w.ref[w.ref_at + w.ref_length:], w.alt[w.alt_at + w.alt_length:], key=len)
+    # a cut at a run keeps the bp between the allele and that run: (bp kept, side), outermost first
+    cuts = sorted([(len(left) - run.end(), 0) for run in _N_RUN.finditer(left)]
+                  + [(run.start(), 1) for run in _N_RUN.finditer(right)], reverse=True)
+    keep = [len(left), len(right)]
+    for kept, side in cuts:
+        keep[side] = kept
+        yield w.clip(*keep)
 
 
 def centred_windows(genome: Genome, variant: Variant, length: int) -> AlleleWindows:

@@ -6,7 +6,9 @@ VCF: every input record is copied unchanged, with INFO keys added where it was s
 (one entry per scored window: the ALT number, and ":feature" for TSS windows) and one key per score kind
 (DNABIRD_REF, DNABIRD_ALT, DNABIRD_DIFF, DNABIRD_ABS_DIFF, DNABIRD_LOGIT_DIFF) holding, per window in that
 order, one value per output in the order of the `##DNABIRD_OUTPUT` header lines (output names such as
-DeepSEA's contain `|`, which INFO IDs cannot). Records are copied as text rather than through pysam's
+DeepSEA's contain `|`, which INFO IDs cannot); the flags DNABIRD_REF_MISMATCH (an allele scored with the
+genome's REF bases, on_ref_mismatch="genome") and DNABIRD_CLIPPED (a window clipped at an N run or a
+contig end) mark records whose scores need care. Records are copied as text rather than through pysam's
 record writer, which requires every contig declared in the header and adds END= to symbolic records; a
 `.gz` output is bgzip-compressed with pysam, so it can be indexed with tabix.
 """
@@ -26,9 +28,11 @@ from dnabird.errors import InputFormatError
 from dnabird.io import atomic_output
 from dnabird.variants.scores import SCORE_KINDS, VariantScores
 
-INTEGER_COLUMNS = ("record", "allele", "pos", "window_start", "window_end")
+INTEGER_COLUMNS = ("record", "allele", "pos", "window_start", "window_end", "clip_left", "clip_right")
 FLAG_COLUMNS = ("ref_match", "pad_left", "pad_right")
 INFO_KEYS = {kind: f"DNABIRD_{kind.upper()}" for kind in SCORE_KINDS}
+FLAGS = {"DNABIRD_REF_MISMATCH": "REF differs from the genome; scored with the genome's bases",
+         "DNABIRD_CLIPPED": "a scored window was clipped at an N run or a contig end"}
 _DESCRIPTIONS = {"ref": "REF score", "alt": "ALT score", "diff": "ALT - REF score", "abs_diff": "|ALT - REF|",
                  "logit_diff": "ALT - REF in logits"}
 
@@ -77,6 +81,7 @@ def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.Path
               'scored windows, ALT number[:feature]; each DNABIRD score key holds one value per output per window">']
     header += [f'##INFO=<ID={INFO_KEYS[k]},Number=.,Type=Float,Description="dnabird {_DESCRIPTIONS[k]} per '
                f'output (##DNABIRD_OUTPUT order) per window (DNABIRD_WINDOWS order)">' for k in kinds]
+    header += [f'##INFO=<ID={key},Number=0,Type=Flag,Description="dnabird: {text}">' for key, text in FLAGS.items()]
     header += [f'##DNABIRD_OUTPUT=<Index={i},Group={group},Name="{name}">'
                for i, (name, group) in enumerate(zip(scores.outputs, scores.groups, strict=True))]
     path = Path(path)
@@ -98,6 +103,10 @@ def _annotated(line: str, windows: list[tuple[int, str]], scores: VariantScores,
     rows = [row for row, _ in windows]
     added = [f"DNABIRD_WINDOWS={','.join(label for _, label in windows)}"]
     added += [f"{INFO_KEYS[k]}={','.join(_number(v) for v in scores.array(k)[rows].reshape(-1))}" for k in kinds]
+    units = scores.units.iloc[rows]
+    flagged = {"DNABIRD_REF_MISMATCH": not units["ref_match"].astype(bool).all(),
+               "DNABIRD_CLIPPED": bool((units[["clip_left", "clip_right"]].to_numpy() > 0).any())}
+    added += [key for key, on in flagged.items() if on]
     fields[7] = ";".join(([] if fields[7] in ("", ".") else [fields[7]]) + added)
     return "\t".join(fields) + "\n"
 

@@ -200,3 +200,18 @@ def test_spe_feeds_linear_kernels(kernel):
     assert q_feat.shape[-1] == (64 if isinstance(kernel, Performer) else 16)
     plain = attention(q, k, v, Full(2))
     assert out.shape == plain.shape
+
+
+def test_modules_are_initialised_from_their_seed_when_constructed_and_need_a_noise_seed_per_call():
+    a, b = SineSPE(2, 4, num_sines=3, seed=1), SineSPE(2, 4, num_sines=3, seed=1)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))
+    assert not torch.equal(a.frequencies, SineSPE(2, 4, num_sines=3, seed=2).frequencies)
+    # the reference initialisation: f ~ N(-4, 1) (periods of ~9-550 positions), so the sines differ
+    assert a.frequencies.std() > 0.3 and abs(a.frequencies.mean() + 4) < 1.5 and a.gains.abs().min() > 0
+    conv = ConvSPE(2, 4, kernel_size=8, seed=1)
+    bound = 1 / math.sqrt(8 / 2)
+    assert all(((t > 0) & (t < bound)).all() and t.std() > 0 for t in (conv.query_filter, conv.key_filter))
+    q, k, v = (torch.randn(1, 2, 32, 4, generator=torch.Generator().manual_seed(i)) for i in range(3))
+    with pytest.raises(ParameterError, match=r"spe.bind\(noise_seed\)"):
+        attention(q, k, v, Full(2), positional=a)  # the module itself would draw the same codes on every call
+    assert attention(q, k, v, Full(2), positional=a.bind(5)).isfinite().all()

@@ -2,12 +2,14 @@ import gzip
 import os
 import pickle
 import random
+from pathlib import Path
 
 import pytest
 from Bio import SeqIO, bgzf
 from Bio.Seq import Seq
 
 from dnabird.errors import InputFormatError, ParameterError
+from dnabird.genome import reference
 from dnabird.genome.reference import Genome, contig_alias
 
 # chr1 = ACGTACGTac gtNNRYacgt TTGA (24 bp), soft-masked and with IUPAC codes R, Y.
@@ -152,6 +154,33 @@ def test_missing_index_is_built(tmp_path):
     Genome(path)
     # chr2's sequence starts after 18 + 11 + 11 + 5 bytes of chr1 and the 6-byte header ">chr2\n"
     assert (tmp_path / "genome.fa.fai").read_text().splitlines()[1] == "chr2\t8\t51\t8\t9"
+
+
+def test_fasta_in_a_read_only_folder_is_indexed_in_the_cache_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "read_only"
+    folder.mkdir()
+    path = write(folder, FASTA)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder.chmod(0o555)
+    if os.geteuid() == 0:  # root may write anywhere: refuse writes into the folder as they are refused to a user
+        real_access, real_write = os.access, reference.write_text_atomic
+
+        def refused(target, text):
+            if Path(target).parent == folder:
+                raise PermissionError(13, "Permission denied", str(target))
+            real_write(target, text)
+
+        monkeypatch.setattr(os, "access", lambda p, mode: real_access(p, mode) and not (
+            Path(p) == folder and mode & os.W_OK))
+        monkeypatch.setattr(reference, "write_text_atomic", refused)
+    try:
+        assert Genome(path).fetch("chr2", 0, 8).sequence == "GGCCAATT"
+        cached = list((tmp_path / "cache" / "dnabird" / "fai").glob("*-genome.fa.fai"))
+        assert not (folder / "genome.fa.fai").exists() and len(cached) == 1
+        assert cached[0].read_text().splitlines()[1] == "chr2\t8\t51\t8\t9"
+        assert Genome(path).lengths == {"chr1": 24, "chr2": 8, "chrM": 4}  # the cached index, read again
+    finally:
+        folder.chmod(0o755)
 
 
 def make_stale(tmp_path, newer_fasta):

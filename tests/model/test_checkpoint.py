@@ -1,4 +1,6 @@
 import json
+import os
+import stat
 
 import pytest
 import torch
@@ -130,3 +132,23 @@ def test_finetuning_load_reports_loaded_dropped_initialised(saved, tmp_path):
     assert torch.equal(dropped_out.classifier.weight, classifier.classifier.weight)
     with pytest.raises(CheckpointError, match="shape"):   # a field that changes the weights cannot be overridden
         load_encoder_for_finetuning(directory, head=task, overrides={"intermediate_size": 48})
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_written_files_and_folders_follow_the_umask(tmp_path, umask):
+    previous = os.umask(umask)
+    try:
+        directory = save_checkpoint(PretrainingModel(CONFIG), tmp_path / "model")
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o777 & ~umask
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) for p in directory.iterdir()} == {
+        "config.json": 0o666 & ~umask, "model.safetensors": 0o666 & ~umask}
+
+
+def test_a_fine_tuned_checkpoint_without_task_json_names_the_missing_file(tmp_path):
+    task = TaskSpec(task="stub", problem="multilabel", labels=["a", "b"], eval_length=64)
+    directory = save_checkpoint(SequenceClassifier(CONFIG, 2, problem="multilabel"), tmp_path / "head", task=task)
+    (directory / "task.json").unlink()
+    with pytest.raises(CheckpointError, match=r"task.json: missing: the weights hold a fine-tuned head \(classifier"):
+        load_checkpoint(directory)

@@ -72,3 +72,32 @@ def test_report_lists_every_stage_with_its_time_and_links_existing_plots(embedde
     links = [line[line.index("](") + 2:-1] for line in text.splitlines() if line.startswith("![")]
     assert {"pretrain/learning_curve.png", "promoter/roc.png", "variants/effects.png", "variants/ism.png"} <= set(links)
     assert all((embedded_default.root / link).stat().st_size > 1000 for link in links)
+
+
+def test_each_scorer_lists_its_unscored_alleles_and_report_md_names_the_tables(embedded_default):
+    folder = embedded_default.variants
+    report = json.loads((folder / "report.json").read_text())
+    truth = pd.read_csv(embedded_default.fasta.parent / "variant_truth.tsv", sep="\t")
+    text = (embedded_default.root / "report.md").read_text()
+    for scorer, entry in report["scorers"].items():
+        unscored = pd.read_csv(folder / f"{scorer}.unscored.tsv", sep="\t")
+        scored = set(pd.read_csv(folder / f"{scorer}.tsv", sep="\t", comment="#")["id"])
+        # every allele of the VCF is scored or listed with its reason, and report.md links the list
+        assert sorted(scored | set(unscored["id"])) == sorted(truth["id"]) and not scored & set(unscored["id"])
+        assert len(unscored) == entry["summary"]["skipped_alleles"] and unscored["reason"].notna().all()
+        assert f"(variants/{scorer}.unscored.tsv)" in text
+    assert "REF mismatch" in set(pd.read_csv(folder / "mlm_llr.unscored.tsv", sep="\t")["reason"])
+
+
+def test_mlm_llr_per_bp_is_ranked_beside_the_raw_llr(embedded_default):
+    report = json.loads((embedded_default.variants / "report.json").read_text())
+    effects = pd.read_csv(embedded_default.variants / "effects.tsv", sep="\t").set_index("id")
+    long = pd.read_csv(embedded_default.variants / "mlm_llr.tsv", sep="\t", comment="#")
+    per_bp = long[long["output"] == "llr_per_bp"].groupby("id")["diff"].mean()
+    assert np.allclose(effects.loc[per_bp.index, "mlm_llr_per_bp"], -per_bp, rtol=1e-6, atol=1e-9)
+    assert set(report["scorers"]["mlm_llr"]["auroc"]) == {"mlm_llr", "mlm_llr_per_bp"}
+
+
+def test_stage_reports_record_paths_inside_the_run_folder_relative_to_it(embedded_default):
+    for stage in ("promoter", "chromatin", "variants"):
+        assert str(embedded_default.root) not in (embedded_default.root / stage / "report.json").read_text(), stage

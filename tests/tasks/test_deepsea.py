@@ -10,6 +10,7 @@ from dnabird.tasks.deepsea import (
     BundleSplit,
     decode_onehot,
     load_table,
+    open_bundle,
     slab_order,
     table_from_names,
     unique_names,
@@ -122,6 +123,23 @@ def test_bundle_errors_name_file_and_key(tmp_path):
     (tmp_path / "text.mat").write_text("not a mat file\n")
     with pytest.raises(InputFormatError, match="text.mat: not a MATLAB v5 or v7.3 file"):
         BundleSplit(tmp_path / "text.mat")
+
+
+def test_a_truncated_bundle_and_a_split_of_another_length_are_refused_naming_the_file(tmp_path):
+    x, y = known_bundle(length=10)
+    write_v73(tmp_path / "train.mat", x, y)
+    whole = (tmp_path / "train.mat").read_bytes()
+    (tmp_path / "cut.mat").write_bytes(whole[:len(whole) // 2])  # an interrupted download
+    with pytest.raises(InputFormatError, match="cut.mat: truncated"):
+        BundleSplit(tmp_path / "cut.mat")
+    scipy.io.savemat(tmp_path / "valid.mat", {"validxdata": x[:, :, :9], "validdata": y}, format="5")
+    scipy.io.savemat(tmp_path / "test.mat", {"testxdata": x, "testdata": y}, format="5")
+    paths = {"train": tmp_path / "train.mat", "validation": tmp_path / "valid.mat", "test": tmp_path / "test.mat"}
+    with pytest.raises(InputFormatError, match="valid.mat: validxdata holds 9-bp sequences, expected 10"):
+        open_bundle(paths, features=3)
+    scipy.io.savemat(tmp_path / "valid.mat", {"validxdata": x, "validdata": y}, format="5")
+    assert {split: b.length for split, b in open_bundle(paths, features=3).items()} == {
+        "train": 10, "validation": 10, "test": 10}
 
 
 def test_slab_order_visits_every_row_once_reading_whole_slabs():

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from dnabird.model.task_spec import parse_anchor
-from dnabird.tasks.negatives import GenomicNegatives, deepromoter_negative, gc_fraction, part_bounds
+from dnabird.tasks.negatives import GenomicNegatives, cpg_class, deepromoter_negative, gc_fraction, part_bounds
 from dnabird.tasks.promoter import DEEPROMOTER_TAG, PromoterExamples, Redraw
 
 
@@ -112,3 +112,11 @@ def test_genomic_negatives_skip_n_and_blocked_windows():
     assert len(starts) == 196 - 5 - 5                      # 196 lattice windows; 5 touch the N run, 5 the block
     assert not any(s < 18_550 and s + 500 > 18_500 for s in starts)
     assert not any(s < 6300 and s + 500 > 6200 for s in starts)
+
+
+def test_cpg_class_by_gc_and_cpg_observed_over_expected_around_the_tss():
+    island = "AT" * 100 + "CG" * 250 + "AT" * 100   # the 500 bp around index 350: GC 1.0, CpG o/e 2.0
+    assert cpg_class(ascii(island), 350) == "CpG island"
+    assert cpg_class(ascii("CCAAGG" * 150), 450) == "non-CpG"   # GC 0.67 but no CpG at all
+    assert cpg_class(ascii("ACGT" * 250), 500) == "non-CpG"     # CpG o/e 4.0 but GC 0.5
+    assert cpg_class(ascii("AT" * 250 + "CG" * 250), 250) == "non-CpG"   # the island lies beside the TSS window

@@ -117,6 +117,42 @@ def test_wrong_chain_absent_chromosome_and_empty_result_are_clear_errors(tiny):
         build(config, HashedCharTokenizer(), block_size=4, out_dir=root / "out")
 
 
+def test_gc_rich_cpg_island_promoters_keep_genomic_negatives_by_widening_the_gc_match(tmp_path):
+    """Promoters whose windows are CpG islands (GC ~0.7) on a genome whose GC-richest stretches away from
+    TSSs reach ~0.55: no negative lies within the 0.02 tolerance, one within the widened tolerance does."""
+    rng = np.random.default_rng(3)
+
+    def bases(n, gc):
+        return "".join(rng.choice(list("ACGT"), n, p=[(1 - gc) / 2, gc / 2, gc / 2, (1 - gc) / 2]))
+
+    genome, lines = {}, []
+    for c in ("chr1", "chr7", "chr8"):  # promoters at 3,000 (+) and 8,000 (-), CpG islands of 1 kb around each
+        genome[c] = (bases(2500, 0.45) + bases(1000, 0.72) + bases(4000, 0.45) + bases(1000, 0.72)
+                     + bases(11500, 0.45) + bases(18000, 0.55) + bases(2000, 0.45))
+        lines += [f"{c}\t{3000 - 49}\t{3000 + 11}\t{c}_plus\t900\t+\t{3000}\t{3011}",
+                  f"{c}\t{8000 - 10}\t{8000 + 50}\t{c}_minus\t900\t-\t{7990}\t{8001}"]
+    (tmp_path / "g.fa").write_text("".join(f">{c}\n{s}\n" for c, s in genome.items()))
+    (tmp_path / "p.bed").write_text("\n".join(lines) + "\n")
+    (tmp_path / "id.chain").write_text("".join(f"chain 1 {c} {len(s)} + 0 {len(s)} {c} {len(s)} + 0 {len(s)} {i}\n"
+                                               f"{len(s)}\n\n" for i, (c, s) in enumerate(genome.items(), 1)))
+    data = dict(genome=str(tmp_path / "g.fa"), promoters=str(tmp_path / "p.bed"), chain=str(tmp_path / "id.chain"),
+                anchor="tss:-400:+400", negatives="genomic", gc_tolerance=0.02, test_chromosomes=["chr8"],
+                validation_chromosomes=["chr7"], kmer=2)
+    task = build(PromoterConfig(data=PromoterData(**data)), HashedCharTokenizer(), block_size=4, out_dir=tmp_path)
+    rows = list(csv.DictReader(open(tmp_path / "windows.tsv"), delimiter="\t"))
+    assert [r["name"] for r in rows if r["label"] == "1"] == [f"{c}_{s}" for c in ("chr1", "chr7", "chr8")
+                                                                for s in ("plus", "minus")]  # every promoter kept
+    for positive, negative in zip(rows[0::2], rows[1::2], strict=True):
+        assert float(positive["gc"]) > 0.65 and 0.02 < float(positive["gc"]) - float(negative["gc"]) <= 0.2
+        assert int(negative["start"]) >= 10_000  # from the GC-rich stretch, away from the TSSs
+    assert task.summary["negatives_by_cpg_class"] == {
+        "CpG island": {"positives": 6, "matched": 0, "widened": 6, "dropped": 0},
+        "non-CpG": {"positives": 0, "matched": 0, "widened": 0, "dropped": 0}}
+    strict = PromoterConfig(data=PromoterData(**data, gc_tolerance_max=0.02))  # no widening: all of them dropped
+    with pytest.raises(DnabirdError, match="hold no promoter window .*'no_gc_matched_negative': 6"):
+        build(strict, HashedCharTokenizer(), block_size=4, out_dir=tmp_path / "strict")
+
+
 # --- the toy genome --------------------------------------------------------------------------------
 
 def toy_config(embedded_default, **data) -> PromoterConfig:
@@ -152,7 +188,8 @@ def test_toy_tss_lift_to_their_truth_and_every_failure_class_is_counted(embedded
 
 def test_toy_genomic_negatives_are_gc_matched_far_from_tsss_and_splits_are_disjoint(embedded_default, tmp_path):
     tolerance = 0.02
-    config = toy_config(embedded_default, anchor="tss:-1000:+600", negatives="genomic", gc_tolerance=tolerance)
+    config = toy_config(embedded_default, anchor="tss:-1000:+600", negatives="genomic", gc_tolerance=tolerance,
+                        gc_tolerance_max=tolerance)
     task = build(config, HashedCharTokenizer(), block_size=64, out_dir=tmp_path)
     rows = list(csv.DictReader(open(tmp_path / "windows.tsv"), delimiter="\t"))
     fasta = pyfaidx.Fasta(str(embedded_default.fasta), as_raw=True)

@@ -3,6 +3,7 @@ import math
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from dnabird.errors import CheckpointError, ConfigError, NonFiniteLossError, ParameterError
+from dnabird.errors import CheckpointError, ConfigError, Interrupted, NonFiniteLossError, ParameterError
 from dnabird.train import TrainConfig, train
 from dnabird.train.loop import LossOutput
 from tests.train.standin import StandinDataset, StandinModel, collate, run
@@ -120,6 +121,33 @@ def test_nan_loss_stops_naming_the_step_and_keeps_the_last_good_checkpoint(tmp_p
         train(StandinModel(), poisoned, StandinDataset(), config, collate_fn=collate, resume=True)
     assert (tmp_path / "checkpoints" / "step_00000002" / "model" / "model.safetensors").read_bytes() == good
     assert not (tmp_path / "checkpoints" / "step_00000004").exists()
+
+
+def test_ctrl_c_says_where_training_stopped_and_which_checkpoint_a_rerun_resumes_from(tmp_path):
+    def interrupted_at_step_5(model, batch, step):
+        if step == 4:
+            raise KeyboardInterrupt
+        return LossOutput(torch.nn.functional.cross_entropy(model(batch["ids"]), batch["label"]), batch["ids"].numel())
+
+    config = TrainConfig(out_dir=str(tmp_path), max_steps=6, global_batch_size=8, micro_batch_size=2,
+                         checkpoint_every=3, progress=False)
+    with pytest.raises(Interrupted, match=r"during step 5 of 6 \(last checkpoint: step 3\)") as caught:
+        train(StandinModel(), interrupted_at_step_5, StandinDataset(), config, collate_fn=collate)
+    assert caught.value.resume_step == 3 and isinstance(caught.value, KeyboardInterrupt)
+
+
+def test_training_checkpoints_follow_the_umask(tmp_path):
+    previous = os.umask(0o027)
+    try:
+        run(tmp_path, steps=2, checkpoint_every=2)
+    finally:
+        os.umask(previous)
+    step = tmp_path / "checkpoints" / "step_00000002"
+    modes = {str(p.relative_to(step)): stat.S_IMODE(p.stat().st_mode) for p in [step, *step.rglob("*")]}
+    assert modes["."] == 0o750 and modes["model"] == 0o750
+    assert {name: mode for name, mode in modes.items() if name not in (".", "model")} == {
+        name: 0o640 for name in modes if name not in (".", "model")}
+    assert "model/model.safetensors" in modes and "optimizer.safetensors" in modes
 
 
 @pytest.mark.parametrize("key, value, expected", [

@@ -11,6 +11,7 @@ import h5py
 import numpy as np
 import pandas as pd
 import pysam
+import pytest
 
 from dnabird.cli import main
 from dnabird.variants import score_variants
@@ -67,3 +68,42 @@ def test_score_ism_and_embed_commands_on_the_embedded_default(embedded_default, 
                  "--regions", str(regions), "--eval-length", "128", "--out", str(tmp_path / "e.h5")]) == 0
     with h5py.File(tmp_path / "e.h5") as f:
         assert f["embeddings"].shape == (2, 128) and list(f["names"].asstr()) == ["a", "b"]
+
+
+def test_outputs_and_options_are_checked_before_any_model_call(classifier_dir, genome_and_vcf, tmp_path, capsys,
+                                                               monkeypatch):
+    from dnabird.variants.predictor import Predictor
+
+    genome, vcf, _ = genome_and_vcf
+    monkeypatch.setattr(Predictor, "load", lambda *a, **k: pytest.fail("the model was loaded"))
+    model = ["--model", str(classifier_dir), "--genome", str(genome), "--device", "cpu"]
+    copy = tmp_path / "calls.vcf"
+    copy.write_text(vcf.read_text())
+    (tmp_path / "link.vcf").symlink_to(copy)
+    assert main(["score", *model, "--vcf", str(copy), "--out", str(tmp_path / "link.vcf")]) == 1
+    assert "link.vcf: the output would overwrite an input" in capsys.readouterr().err
+    assert copy.read_text() == vcf.read_text()
+    (tmp_path / "folder").mkdir()
+    assert main(["score", *model, "--vcf", str(vcf), "--out", str(tmp_path / "folder")]) == 1
+    assert "folder: is a directory" in capsys.readouterr().err
+    assert main(["score", *model, "--vcf", str(vcf), "--out", str(copy / "scores.tsv")]) == 1
+    assert f"{copy} is a file, not a folder" in capsys.readouterr().err
+    assert main(["ism", *model, "--region", "chr1:100-110", "--out", str(tmp_path / "ism"), "--plot", "nope"]) == 1
+    assert "--plot='nope' is invalid: expected one of the model's outputs ['K562|DNase|None'" in capsys.readouterr().err
+    assert not (tmp_path / "ism").exists()
+    assert main(["ism", *model, "--region", "chr1:100-110", "--out", str(copy)]) == 1
+    assert "calls.vcf: is a file; the output must be a folder" in capsys.readouterr().err
+    assert main(["embed", "--model", str(classifier_dir), "--sequences", str(genome), "--out", str(genome)]) == 1
+    assert "the output would overwrite an input" in capsys.readouterr().err
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(f"out_dir: {copy / 'run'}\ntokenizer:\n  vocab_size: 64\n")
+    assert main(["run", str(pipeline)]) == 1
+    assert f"{copy} is a file, not a folder" in capsys.readouterr().err
+
+
+def test_an_empty_bed_is_an_error_naming_it(classifier_dir, genome_and_vcf, tmp_path, capsys):
+    genome, _, _ = genome_and_vcf
+    (tmp_path / "empty.bed").write_text("# no regions\n")
+    assert main(["embed", "--model", str(classifier_dir), "--genome", str(genome), "--regions",
+                 str(tmp_path / "empty.bed"), "--out", str(tmp_path / "e.h5")]) == 1
+    assert f"{tmp_path / 'empty.bed'}: the BED file holds no regions" in capsys.readouterr().err

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from dnabird.genome.reference import Genome
+from dnabird.genome.reference import Genome, reverse_complement
 from dnabird.model.config import tiny
 from dnabird.model.heads import PretrainingModel
 from dnabird.variants import Variant, score_variants
@@ -107,3 +107,18 @@ def test_llr_matches_brute_force_for_every_snv_and_indels(tokenizer, tiny_mlm, t
             assert scores.diff[row, 0] == pytest.approx(alt[0] - ref[0], abs=1e-4)
         assert np.isnan(scores.logit_diff).all()
     hook.remove()
+
+
+def test_default_windows_are_odd_so_both_strands_of_the_genome_score_a_variant_alike(tokenizer, tiny_mlm, tmp_path):
+    half = "".join(np.random.default_rng(4).choice(list("ACGT"), size=1500))
+    chrom = half + reverse_complement(half)  # its own reverse complement: position p mirrors 3001 - p
+    genome = write_fasta(tmp_path / "g.fa", {"chr1": chrom})
+    complement = str.maketrans("ACGT", "TGCA")
+    variants = [Variant("chr1", p, chrom[p - 1], alt) for p in (700, 1200) for alt in "ACGT" if alt != chrom[p - 1]]
+    mirrored = [Variant("chr1", 3001 - v.pos, v.ref.translate(complement), v.alt.translate(complement))
+                for v in variants]
+    options = dict(method="mlm_llr", tokenizer=tokenizer, eval_length=256, progress=False)  # the window: default
+    forward = score_variants(tiny_mlm, genome, variants, **options)
+    reverse = score_variants(tiny_mlm, genome, mirrored, **options)
+    assert forward.settings["window_bp"] % 2 == 1
+    np.testing.assert_allclose(forward.diff, reverse.diff, rtol=0, atol=1e-5)

@@ -1,5 +1,7 @@
 """Reading variants: VCF (plain and bgzip, through pysam) and Variant objects, one allele per ALT."""
 
+import gzip
+
 import pysam
 import pytest
 
@@ -38,3 +40,33 @@ def test_variant_objects_and_bad_inputs(tmp_path):
     broken.write_text("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\nchr1\tfive\t.\tA\tC\t.\t.\t.\n")
     with pytest.raises(InputFormatError, match="broken.vcf"):
         list(read_alleles(broken))
+
+
+def test_vcf_problems_name_the_file_the_line_and_the_cause(tmp_path):
+    header = "##fileformat=VCFv4.2\n##contig=<ID=chr1>\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
+    four = tmp_path / "four.vcf"  # line 5, the second record, has 4 columns
+    four.write_text(header + "chr1\t10\ta\tA\tC\t.\t.\t.\nchr1\t20\tb\tA\nchr1\t30\tc\tA\tG\t.\t.\t.\n")
+    with pytest.raises(InputFormatError, match=r"four.vcf, line 5: malformed VCF record: 4 tab-separated columns "
+                                               r"where a record has at least 8"):
+        list(read_alleles(four))
+    position = tmp_path / "position.vcf"
+    position.write_text(header + "chr1\t10\ta\tA\tC\t.\t.\t.\n\nchr1\tx20\tb\tA\tG\t.\t.\t.\n")
+    with pytest.raises(InputFormatError, match=r"position.vcf, line 6: .*htslib: \[E::vcf_parse\] Could not parse "
+                                               r"the position 'x20'"):
+        list(read_alleles(position))
+    plain_gzip = tmp_path / "plain.vcf.gz"
+    with gzip.open(plain_gzip, "wt") as handle:
+        handle.write(VCF)
+    with pytest.raises(InputFormatError, match="plain.vcf.gz: gzip-compressed VCF must be bgzip-compressed"):
+        list(read_alleles(plain_gzip))
+    with pytest.raises(InputFormatError, match=f"{tmp_path}: is a directory, not a VCF file"):
+        list(read_alleles(tmp_path))
+
+
+def test_samples_are_not_read_so_a_duplicated_format_tag_does_not_matter(tmp_path):
+    path = tmp_path / "samples.vcf"  # htslib refuses the first record's FORMAT GT:GT; dnabird never reads FORMAT
+    path.write_text("##fileformat=VCFv4.2\n##contig=<ID=chr1>\n##FORMAT=<ID=GT,Number=1,Type=String,Description=\"g\">\n"
+                    "#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT\ts1\n"
+                    "chr1\t10\ta\tA\tC\t.\t.\t.\tGT:GT\t0/1:0/1\nchr1\t20\tb\tA\tG\t.\t.\t.\tGT\t0/1\n")
+    alleles = read_alleles(path)
+    assert [(a.variant.id, a.variant.pos, a.variant.alt) for a in alleles] == [("a", 10, "C"), ("b", 20, "G")]

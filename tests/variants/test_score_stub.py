@@ -9,15 +9,18 @@ GATA, centre base is A] of the window it reads: every expected value below is wo
 import math
 
 import numpy as np
+import pysam
 import pytest
 
 from dnabird.errors import ParameterError
+from dnabird.genome.reference import Genome
 from dnabird.model.config import tiny
 from dnabird.model.heads import PretrainingModel
-from dnabird.variants import Variant, score_variants
+from dnabird.model.task_spec import TaskSpec
+from dnabird.variants import Variant, saturation_mutagenesis, score_variants
 from dnabird.variants.predictor import Predictor
-from dnabird.variants.score import resolve_setup
-from tests.variants.conftest import MotifCounter, stub_task, write_fasta
+from dnabird.variants.score import TOKEN_HEADROOM, resolve_setup
+from tests.variants.conftest import CHR1, STUB_LABELS, MotifCounter, stub_outputs, stub_task, write_fasta
 
 HEADER = "##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
 
@@ -90,8 +93,8 @@ def test_ref_mismatch_multiallelic_and_unscorable_records(tokenizer, hand_genome
         "multi": "symbolic ALT", "wrong": "REF mismatch", "bnd": "breakend ALT", "star": "spanning-deletion ALT *",
         "none": "no ALT allele", "nref": "REF not A/C/G/T", "past": "outside the chromosome",
         "chrz": "unknown chromosome", "mt": "unknown chromosome", "long": "allele does not fit the window"}
-    assert scores.summary() == {"scored_alleles": 3, "scored_windows": 3, "skipped_alleles": 10, "ref_mismatches": 1,
-                                "skipped_by_reason": {
+    assert scores.summary() == {"scored_alleles": 3, "scored_windows": 3, "clipped_windows": 0, "skipped_alleles": 10,
+                                "ref_mismatches": 1, "skipped_by_reason": {
                                     "REF mismatch": 1, "REF not A/C/G/T": 1, "allele does not fit the window": 1,
                                     "breakend ALT": 1, "no ALT allele": 1, "outside the chromosome": 1,
                                     "spanning-deletion ALT *": 1, "symbolic ALT": 1, "unknown chromosome": 2}}
@@ -119,14 +122,122 @@ def test_batch_size_counts_sequences_per_model_call(tokenizer, hand_genome, tmp_
     assert max(model.batch_sizes) == 7 and sum(model.batch_sizes) == 80
 
 
-def test_window_and_length_defaults_of_a_pretrained_model(tokenizer):
+def test_window_and_length_defaults_of_a_pretrained_model(tokenizer, tmp_path):
     predictor = Predictor.load(PretrainingModel(tiny(vocab_size=tokenizer.vocab_size, num_layers=1)),
                                tokenizer=tokenizer, device="cpu")
-    assert (resolve_setup(predictor).window_bp, resolve_setup(predictor).eval_length) == (4094, 4096)
-    assert resolve_setup(predictor, window_bp=100).eval_length == 128  # 102 tokens at most, in blocks of 64
-    assert resolve_setup(predictor, eval_length=256).window_bp == 254
+    contig = "".join(np.random.default_rng(2).choice(list("ACGT"), size=64_000))
+    genome = Genome(write_fasta(tmp_path / "g.fa", {"chr1": contig}))
+    bp_per_token = len(contig) / len(tokenizer.encode(contig))  # over the whole genome at once
+    default = resolve_setup(predictor, genome=genome)
+    assert default.bp_per_token == pytest.approx(bp_per_token, rel=0.02)
+    # the model's full length, filled by an odd window at the measured bp per token (with the headroom)
+    assert default.eval_length == 4096 and default.window_bp % 2 == 1
+    assert default.window_bp == pytest.approx(4094 * bp_per_token / TOKEN_HEADROOM, rel=0.02)
+    sized = resolve_setup(predictor, window_bp=1001, genome=genome)  # the smallest block multiple it needs
+    needed = 1001 / bp_per_token * TOKEN_HEADROOM + 2
+    assert sized.eval_length % 64 == 0 and needed * 0.98 <= sized.eval_length < needed * 1.02 + 64
+    assert max(len(tokenizer.encode(contig[i:i + 1001])) for i in range(0, 63_000, 250)) + 2 <= sized.eval_length
+    assert resolve_setup(predictor, eval_length=256, genome=genome).window_bp % 2 == 1
+    # without a genome: one bp per token, the most any window can need
+    assert resolve_setup(predictor, window_bp=100).eval_length == 128  # 100 * 1.25 + 2 tokens, in blocks of 64
+    assert resolve_setup(predictor).window_bp == 3275  # the odd length below 4094 / 1.25
     assert resolve_setup(predictor).method == "mlm_llr" and resolve_setup(predictor).rc
     with pytest.raises(ParameterError, match="eval_length"):
         resolve_setup(predictor, eval_length=100)
     with pytest.raises(ParameterError, match="method"):
         resolve_setup(predictor, method="head")
+
+
+def test_windows_near_contig_ends_and_a_10_kb_gap_are_clipped_to_fit_a_head(tokenizer, tmp_path):
+    rng = np.random.default_rng(11)
+    random = lambda n: "".join(rng.choice(list("ACGT"), n))  # noqa: E731
+    chroms = {"edge": random(5000), "gap": random(3000) + "N" * 10_000 + random(3000)}
+    genome = write_fasta(tmp_path / "g.fa", chroms)
+    # a 2,001-bp window of random DNA is ~815 tokens; N padding is one token per N, so most windows that reach
+    # 100 bp or more past an end or into the gap exceed 960 tokens
+    task = TaskSpec(task="stub", problem="multilabel", labels=STUB_LABELS, eval_length=960, window_length=2001,
+                    anchor="centre", strand_rule="both")
+    starts = {"edge": [0, 100, 1000, 4999, 4899, 3999], "gap": [2999, 2899, 1999, 13_000, 13_100, 14_000]}
+    variants = [Variant(chrom, v + 1, chroms[chrom][v], "ACGT"[("ACGT".index(chroms[chrom][v]) + 1) % 4], f"{chrom}{v}")
+                for chrom, positions in starts.items() for v in positions]
+    scores, _ = score(tokenizer, genome, variants, task=task, rc="forward")
+    assert scores.skipped.empty and scores.units["id"].tolist() == [v.id for v in variants]
+    for row, variant in zip(scores.units.itertuples(), variants, strict=True):
+        sequence, v = chroms[variant.chrom], variant.start
+        low = sequence.rfind("N", 0, v) + 1   # the N-free stretch around the variant, clipped to the window
+        high = sequence.find("N", v) if "N" in sequence[v:] else len(sequence)
+        start, end = max(low, v - 1000), min(high, v + 1001)
+        assert (row.window_start, row.window_end) == (start, end), variant
+        assert (row.clip_left, row.clip_right) == (start - (v - 1000), v + 1001 - end), variant
+        ref = sequence[start:end]
+        alt = ref[:v - start] + variant.alt + ref[v - start + 1:]
+        assert scores.logit_diff[row.Index] == pytest.approx(stub_outputs(alt) - stub_outputs(ref)), variant
+    assert scores.summary()["clipped_windows"] == 8  # the windows 1 bp and 100 bp from an end or the gap
+    assert not scores.units[["pad_left", "pad_right"]].to_numpy().any()  # the padding is clipped away
+
+
+def test_a_window_with_a_base_other_than_acgtn_is_that_variants_skip_reason(tokenizer, tmp_path):
+    genome = write_fasta(tmp_path / "ancestral.fa", {"chr1": "ACGTGATAAC" "CTTGA.ACGG" "TTATCGCCGA" "TACGTTTAAC"})
+    variants = [Variant("chr1", 11, "C", "A", "near"), Variant("chr1", 30, "A", "G", "far")]
+    scores, _ = score(tokenizer, genome, variants, rc="forward")  # 11-bp windows: [5, 16) holds the '.'
+    assert scores.units["id"].tolist() == ["far"]
+    assert scores.skipped[["id", "reason"]].values.tolist() == [["near", "invalid base in window"]]
+    assert "invalid base '.' at 0-based position 15" in scores.skipped["detail"][0]
+
+
+def test_annotated_vcf_flags_ref_mismatches_and_clipped_windows(tokenizer, hand_genome, tmp_path):
+    path = vcf(tmp_path / "v.vcf", ("chr1", 15, "wrong", "T", "C"), ("chr1", 2, "edge", "C", "T"),
+               ("chr1", 20, "plain", "G", "A"))
+    kept, _ = score(tokenizer, hand_genome, path, rc="forward", on_ref_mismatch="genome")  # 11 bp: nothing clipped
+    kept.to_vcf(tmp_path / "kept.vcf", path)
+    records = {r.id: r for r in pysam.VariantFile(str(tmp_path / "kept.vcf"))}
+    assert [name for name, r in records.items() if "DNABIRD_REF_MISMATCH" in r.info] == ["wrong"]
+    assert not any("DNABIRD_CLIPPED" in r.info for r in records.values())
+    clipped = kept.units.copy()
+    clipped.loc[clipped["id"] == "edge", "clip_left"] = 4  # as if the padding had been clipped
+    kept.units = clipped
+    kept.to_vcf(tmp_path / "clipped.vcf", path)
+    records = {r.id: r for r in pysam.VariantFile(str(tmp_path / "clipped.vcf"))}
+    assert [name for name, r in records.items() if "DNABIRD_CLIPPED" in r.info] == ["edge"]
+
+
+class RecordingBar:
+    """A stand-in progress bar (over an iterable, or updated by hand): its count, and the count at each model
+    call."""
+
+    def __init__(self, iterable=None, **options):
+        self.iterable, self.n, self.total, self.at_calls = iterable, 0, options.get("total"), []
+
+    def __iter__(self):
+        for item in self.iterable:
+            yield item
+            self.n += 1
+
+    def update(self, count=1):
+        self.n += count
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_progress_advances_with_the_model_calls(tokenizer, hand_genome, monkeypatch):
+    from dnabird.variants import ism
+    from dnabird.variants import score as score_module
+
+    bars = []
+    monkeypatch.setattr(score_module, "progress_bar", lambda *a, **k: bars.append(RecordingBar(*a, **k)) or bars[-1])
+    monkeypatch.setattr(ism, "progress_bar", lambda *a, **k: bars.append(RecordingBar(*a, **k)) or bars[-1])
+    model = MotifCounter(tokenizer)
+    original = model.forward
+    model.forward = lambda *a, **k: (bars[-1].at_calls.append(bars[-1].n), original(*a, **k))[1]
+    variants = [Variant("chr1", p, CHR1[p - 1], "ACGT"[("ACGT".index(CHR1[p - 1]) + 1) % 4]) for p in range(10, 30)]
+    score_variants(model, hand_genome, variants, tokenizer=tokenizer, task=stub_task(), device="cpu", rc="forward",
+                   batch_size=4)
+    # 20 windows of 2 rows each, 4 rows per call: each call starts where the previous calls' windows end
+    assert bars[-1].at_calls == list(range(0, 20, 2)) and bars[-1].n == 20
+    saturation_mutagenesis(model, hand_genome, "chr1:13-16", tokenizer=tokenizer, task=stub_task(), rc="forward",
+                           batch_size=6)
+    assert bars[-1].total == 12 and bars[-1].at_calls == [0, 3, 6, 9] and bars[-1].n == 12

@@ -5,8 +5,8 @@ import pytest
 from dnabird.errors import UnscorableVariantError
 from dnabird.genome.reference import Genome
 from dnabird.variants.records import Variant
-from dnabird.variants.windows import anchored_windows, centred_windows
-from tests.variants.conftest import CHR1
+from dnabird.variants.windows import anchored_windows, centred_windows, n_run_clips
+from tests.variants.conftest import CHR1, write_fasta
 
 #          0         1         2         3
 #          0123456789012345678901234567890123456789
@@ -60,3 +60,26 @@ def test_tss_windows_keep_the_anchor_and_trim_or_extend_the_far_end(genome):
     # an insertion upstream on the minus strand (genomic right of the TSS) trims the window's 5' end
     ins = anchored_windows(genome, Variant("chr1", 29, "G", "GTT"), 21, 32, 25, "-")
     assert (ins.ref, ins.alt, ins.alt_at) == ("TATCGGCGATA", "TAACGGCGATA", 1)  # genomic TATCGCC+GTT+A
+
+
+def test_n_runs_are_clipped_outermost_first(tmp_path):
+    #          0123456789012345 6
+    sequence = "ACNNGTACGTTNACGGA"
+    genome = Genome(write_fasta(tmp_path / "n.fa", {"chrN": sequence}))
+    w = centred_windows(genome, Variant("chrN", 9, "G", "C"), 21)  # 0-based 8, window [-2, 19): 2 N each side
+    assert (w.ref, w.ref_at, w.pad_left, w.pad_right) == ("NNACNNGTACGTTNACGGANN", 10, True, True)
+    # N runs at 8 and 4 bp left of the allele, 2 and 8 bp right of it: cut the farthest first, ties right first
+    clips = list(n_run_clips(w))
+    assert [(c.ref, c.alt, c.ref_at, c.start, c.end, c.clip_left, c.clip_right, c.pad_left, c.pad_right)
+            for c in clips] == [
+        ("NNACNNGTACGTTNACGGA", "NNACNNGTACCTTNACGGA", 10, -2, 17, 0, 2, True, False),
+        ("ACNNGTACGTTNACGGA", "ACNNGTACCTTNACGGA", 8, 0, 17, 2, 2, False, False),
+        ("GTACGTTNACGGA", "GTACCTTNACGGA", 4, 4, 17, 6, 2, False, False),
+        ("GTACGTT", "GTACCTT", 4, 4, 11, 6, 8, False, False)]
+    # on the other strand the same genome is cut: the counts swap ends
+    rc = list(n_run_clips(w.reverse_complement()))[1]
+    assert (rc.start, rc.end, rc.clip_left, rc.clip_right, rc.ref) == (0, 17, 2, 2, clips[1].reverse_complement().ref)
+    # an insertion: both windows keep the same genome on each side of the allele
+    ins = centred_windows(genome, Variant("chrN", 9, "G", "GAAA"), 21)
+    cut = list(n_run_clips(ins))[1]
+    assert (cut.ref, cut.alt, cut.ref_at, cut.alt_at) == ("ACNNGTACGTTNACGGA", "ACNNGTACGAAATTNACGGA", 8, 8)
