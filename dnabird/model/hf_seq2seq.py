@@ -105,3 +105,18 @@ def save_imported(model: EncoderDecoder, tokenizer_source: str | os.PathLike, ou
                               f"model's vocab_size={model.config.encoder.vocab_size}")
     with tempfile.TemporaryDirectory() as scratch:
         return save_checkpoint(model, output, tokenizer_files=(tokenizer.save(Path(scratch) / FILE),))
+
+
+def import_encoder_decoder(architecture: str, source: str | os.PathLike, output: str | os.PathLike) -> EncoderDecoder:
+    """Import a Hugging Face directory of `architecture` ("led" or "bigbird_pegasus") with its tokenizer into
+    the dnabird checkpoint `output`; returns the model."""
+    from dnabird.errors import ParameterError
+    from dnabird.model.hf_bigbird_pegasus import from_hf_bigbird_pegasus
+    from dnabird.model.hf_led import from_hf_led
+
+    importers = {"led": from_hf_led, "bigbird_pegasus": from_hf_bigbird_pegasus}
+    if architecture not in importers:
+        raise ParameterError("architecture", architecture, f"one of {sorted(importers)}")
+    model = importers[architecture](source)
+    save_imported(model, source, output)
+    return model

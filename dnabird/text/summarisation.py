@@ -8,6 +8,7 @@ that names it. `summarise(model_dir, documents)` is the one-call API; `dnabird t
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from pathlib import Path
 import torch
 
 from dnabird.errors import CheckpointError, InputFormatError, ParameterError
+from dnabird.io import write_text_atomic
 from dnabird.model.generation import GenerationSettings, generate
 from dnabird.model.seq2seq import EncoderDecoder, load_seq2seq
 from dnabird.progress import progress_bar
@@ -145,3 +147,45 @@ def summarise(model_dir: str | os.PathLike, documents: str | Sequence[str], **op
     single = isinstance(documents, str)
     out = Summariser.load(model_dir, **options).summarise([documents] if single else list(documents))
     return out[0] if single else out
+
+
+def read_documents(path: Path, document_field: str) -> tuple[list[str], list[dict] | None]:
+    """A .jsonl file's documents and records (each record's `document_field`), or a text file as one document."""
+    if not path.is_file():
+        raise InputFormatError("input file not found", path=path)
+    if path.suffix != ".jsonl":
+        return [path.read_text(encoding="utf-8")], None
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            document = record[document_field]
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise InputFormatError(f"expected a JSON object with a {document_field!r} field "
+                                   f"({type(err).__name__}: {err})", path=path, line=number) from None
+        if not isinstance(document, str):
+            raise InputFormatError(f"{document_field!r} is not a string", path=path, line=number)
+        records.append(record)
+    return [r[document_field] for r in records], records
+
+
+def summarise_files(summariser: Summariser, paths: Sequence[str | os.PathLike], *,
+                    document_field: str = "document") -> list[Path]:
+    """Summarise each file, writing beside it: `<name>.summary.txt` for a text file (one document),
+    `<name>.summaries.jsonl` for a JSONL file (each record with a "summary" added). Returns what was written."""
+    written = []
+    for path in map(Path, paths):
+        documents, records = read_documents(path, document_field)
+        names = [f"{path} record {i + 1}" for i in range(len(documents))] if records is not None else [str(path)]
+        summaries = summariser.summarise(documents, names=names)
+        if records is None:
+            out = path.with_name(f"{path.stem}.summary.txt")
+            write_text_atomic(out, summaries[0] + "\n")
+        else:
+            out = path.with_name(f"{path.stem}.summaries.jsonl")
+            write_text_atomic(out, "".join(json.dumps({**r, "summary": s}) + "\n"
+                                           for r, s in zip(records, summaries, strict=True)))
+        written.append(out)
+    return written
