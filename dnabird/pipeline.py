@@ -67,6 +67,7 @@ STAGE_MODULES = (
     "dnabird.stages.text_mlm",
     "dnabird.stages.text_classify",
     "dnabird.stages.text_qa",
+    "dnabird.stages.text_summarise",
     "dnabird.stages.charlm",
     "dnabird.stages.listops_data",
     "dnabird.stages.listops",

@@ -4,6 +4,11 @@
 pattern's layout for this call (so short sequences are decided per call, never sticky),
 hands the normalised call to a backend, and crops the result. Backends differ only in how
 they compute; all of them obey the same pattern, padding and empty-row rules.
+
+Queries need not be the keys' own rows: with `query_offset` (the Full pattern only) q holds other
+rows than k, v — a decoder's cross-attention over encoder states, or a decoder step against its
+cached keys, the query rows sitting at positions `query_offset`, `query_offset + 1`, … among the keys
+for causal masking.
 """
 
 from __future__ import annotations
@@ -39,26 +44,34 @@ class AttentionCall:
     scale: float
     dropout_p: float
     global_qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None
+    query_offset: int | None = None  # None: q, k, v are one sequence; else q's first row sits there among the keys
 
     @property
     def padded_length(self) -> int:
         return self.q.shape[2]
+
+    def query_positions(self) -> torch.Tensor:
+        """long [Lq]: each query row's position among the keys (what causal masking compares)."""
+        return torch.arange(self.q.shape[2], device=self.q.device) + (self.query_offset or 0)
 
 
 def _pad(x: torch.Tensor, extra: int) -> torch.Tensor:
     return F.pad(x, (0, 0, 0, extra)) if extra else x
 
 
-def _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv) -> None:
-    if q.dim() != 4 or k.shape != q.shape or v.dim() != 4 or v.shape[:3] != q.shape[:3]:
+def _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv, query_offset) -> None:
+    same_rows = query_offset is None
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4 or v.shape[:3] != k.shape[:3] or k.shape[-1] != q.shape[-1] \
+            or k.shape[:2] != q.shape[:2] or (same_rows and k.shape != q.shape):
         raise ParameterError("q, k, v shapes", (tuple(q.shape), tuple(k.shape), tuple(v.shape)),
-                             "q, k as [batch, heads, length, d_qk] and v as [batch, heads, length, d_v]")
+                             "q, k as [batch, heads, length, d_qk] and v as [batch, heads, length, d_v]"
+                             + ("" if same_rows else " (with query_offset, q's length may differ from k's)"))
     if q.shape[1] != pattern.num_heads:
         raise ParameterError("pattern.num_heads", pattern.num_heads, f"the number of heads in q ({q.shape[1]})")
-    if key_padding_mask is not None and (key_padding_mask.shape != (q.shape[0], q.shape[2])
+    if key_padding_mask is not None and (key_padding_mask.shape != (k.shape[0], k.shape[2])
                                          or key_padding_mask.dtype != torch.bool):
         raise ParameterError("key_padding_mask", f"{key_padding_mask.dtype} {tuple(key_padding_mask.shape)}",
-                             f"a bool tensor of shape ({q.shape[0]}, {q.shape[2]}), True at real tokens")
+                             f"a bool tensor of shape ({k.shape[0]}, {k.shape[2]}), True at real tokens")
     if global_qkv is not None and (len(global_qkv) != 3 or global_qkv[0].shape != q.shape
                                    or global_qkv[1].shape != k.shape or global_qkv[2].shape != v.shape):
         raise ParameterError("global_qkv", "tensors of other shapes", "(q, k, v) shaped like the local ones")
@@ -100,13 +113,40 @@ def _linear_call(q, k, v, kernel, key_padding_mask, seed, causal, scale, dropout
     return out
 
 
+def _separate_queries_call(q, k, v, pattern, key_padding_mask, backend, causal, scale, dropout_p, global_qkv,
+                           global_mask, positional, random_blocks, query_offset) -> torch.Tensor:
+    """A call whose query rows are not the keys' own (`query_offset` given): Full pattern only; the key
+    padding mask masks keys, and no query row is zeroed for it."""
+    from dnabird.attention.patterns import Full
+
+    if not isinstance(pattern, Full):
+        raise ParameterError("query_offset", query_offset,
+                             f"None with a {type(pattern).__name__} pattern (separate query rows: Full only)")
+    if not isinstance(query_offset, int) or isinstance(query_offset, bool) or query_offset < 0:
+        raise ParameterError("query_offset", query_offset, "None or an integer >= 0")
+    for what, value in (("global_qkv", global_qkv), ("global_mask", global_mask), ("positional", positional),
+                        ("random_blocks", random_blocks)):
+        if value is not None:
+            raise ParameterError(what, "given", "None with query_offset (separate query rows of a Full pattern)")
+    if causal and query_offset + q.shape[2] > k.shape[2]:
+        raise ParameterError("query_offset", query_offset,
+                             f"at most {k.shape[2] - q.shape[2]}: causal query rows must lie among the keys")
+    call = AttentionCall(
+        q=q, k=k, v=v, key_padding_mask=key_padding_mask, pattern=pattern,
+        layout=pattern.layout(q.shape[2]), global_tokens=torch.zeros(0, dtype=torch.long, device=q.device),
+        global_token_mask=None, causal=causal, scale=scale if scale is not None else q.shape[-1] ** -0.5,
+        dropout_p=dropout_p, global_qkv=None, query_offset=query_offset)
+    return select_backend(call, backend).run(call)
+
+
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Pattern, *,
               key_padding_mask: torch.Tensor | None = None, seed: int = 0, backend: str = "auto",
               causal: bool = False, scale: float | None = None, dropout_p: float = 0.0,
               global_qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
               global_mask: torch.Tensor | None = None,
               positional: Positional | None = None,
-              random_blocks: torch.Tensor | None = None) -> torch.Tensor:
+              random_blocks: torch.Tensor | None = None,
+              query_offset: int | None = None) -> torch.Tensor:
     """Attention of `q` over `k`, `v` restricted to `pattern`; returns [batch, heads, length, d_v].
 
     - `key_padding_mask`: bool [batch, length], True where a token is real. Padded query rows
@@ -120,16 +160,24 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Patter
       positions, `dnabird.attention.positional`, or stochastic positional encoding).
     - `backend`: "auto", or one of `dnabird.attention.backends.BACKENDS`; a forced backend that
       cannot run this call raises `BackendUnavailableError` with its reasons.
+    - `query_offset`: None when q, k, v are rows of one sequence (self-attention). An integer when the
+      queries are other rows (Full pattern only): q [batch, heads, Lq, d_qk] may be as long as it likes,
+      its row i sits at key position `query_offset + i` for `causal` (a decoder step against its cached
+      keys: the cache length before the step; cross-attention: 0, not causal); `key_padding_mask`
+      [batch, Lk] then masks keys only, and the result is [batch, heads, Lq, d_v].
     """
-    _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv)
+    _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv, query_offset)
+    if not 0.0 <= dropout_p < 1.0:
+        raise ParameterError("dropout_p", dropout_p, "a probability in [0, 1)")
+    if query_offset is not None:
+        return _separate_queries_call(q, k, v, pattern, key_padding_mask, backend, causal, scale, dropout_p,
+                                      global_qkv, global_mask, positional, random_blocks, query_offset)
     if positional is not None:
         q, k = positional(q, k)
         if global_qkv is not None:
             global_qkv = (*positional(global_qkv[0], global_qkv[1]), global_qkv[2])
     if causal and not pattern.supports_causal():
         raise ParameterError("causal", causal, f"False for {type(pattern).__name__} (it has no causal form)")
-    if not 0.0 <= dropout_p < 1.0:
-        raise ParameterError("dropout_p", dropout_p, "a probability in [0, 1)")
     if isinstance(pattern, LinearKernel):
         return _linear_call(q, k, v, pattern, key_padding_mask, seed, causal, scale, dropout_p, global_qkv,
                             global_mask, random_blocks)

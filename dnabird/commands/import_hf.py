@@ -1,4 +1,5 @@
-"""`dnabird import-hf`: convert a Hugging Face BigBird or Longformer directory into a dnabird checkpoint."""
+"""`dnabird import-hf`: convert a Hugging Face BigBird, Longformer, LED or BigBird-Pegasus directory into a dnabird
+checkpoint."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import argparse
 
 def run(args: argparse.Namespace) -> int:
     from dnabird.model import from_hf_longformer, save_checkpoint
+    from dnabird.model.hf_seq2seq import import_encoder_decoder
     from dnabird.model.hub_import import TaskOptions, import_hub_checkpoint
 
-    if args.architecture == "longformer":
-        model = from_hf_longformer(args.source)
-        save_checkpoint(model, args.output)
+    if args.architecture != "bigbird":
+        if args.architecture == "longformer":
+            model = from_hf_longformer(args.source)
+            save_checkpoint(model, args.output)
+        else:  # the encoder-decoders (led, bigbird_pegasus), with their tokenizer
+            model = import_encoder_decoder(args.architecture, args.source, args.output)
         print(f"wrote {args.output} ({sum(p.numel() for p in model.parameters()):,} parameters)")
         return 0
     labels = tuple(args.labels.split(",")) if args.labels else None
@@ -25,13 +30,14 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("import-hf", help="convert a Hugging Face save_pretrained directory",
-                                   description="Convert a Hugging Face BigBird or Longformer directory (written "
-                                               "by save_pretrained) into a dnabird checkpoint directory, with "
+                                   description="Convert a Hugging Face BigBird, Longformer, LED or BigBird-Pegasus "
+                                               "directory (written by save_pretrained) into a dnabird checkpoint directory, with "
                                                "its tokenizer and, for a classifier, its task.json.")
     parser.add_argument("source", help="directory written by transformers' save_pretrained (config.json, "
                                        "model.safetensors or pytorch_model.bin, tokenizer.json)")
     parser.add_argument("output", help="dnabird checkpoint directory to write")
-    parser.add_argument("--architecture", choices=("bigbird", "longformer"), default="bigbird")
+    parser.add_argument("--architecture", choices=("bigbird", "longformer", "led", "bigbird_pegasus"),
+                        default="bigbird")
     bigbird = parser.add_argument_group("BigBird: tokenizer, and the task.json of a classifier")
     bigbird.add_argument("--tokenizer", help="the model's tokenizer (tokenizer.json with special_tokens_map.json "
                                              "beside it, or a .model) when SOURCE has none")

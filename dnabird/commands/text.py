@@ -1,4 +1,4 @@
-"""`dnabird text …`: the NLP track's commands — tokenizer, mlm, classify, qa, charlm, triviaqa-to-squad.
+"""`dnabird text …`: the NLP track's commands — tokenizer, mlm, classify, qa, charlm, summarise, triviaqa-to-squad.
 
 Each training command reads a YAML of its config's keys (`--config`) with `key.sub=value` overrides; the
 same sections run as stages of `dnabird run` (pipelines/text_*.yaml, pipelines/charlm.yaml).
@@ -56,6 +56,19 @@ def triviaqa(args: argparse.Namespace) -> int:
     return 0
 
 
+def summarise(args: argparse.Namespace) -> int:
+    from dnabird.model.generation import GenerationSettings
+    from dnabird.text.summarisation import Summariser, summarise_files
+
+    settings = GenerationSettings(num_beams=args.num_beams, length_penalty=args.length_penalty,
+                                  max_length=args.max_summary_tokens)
+    summariser = Summariser.load(args.model, settings=settings, max_length=args.max_length, on_long=args.on_long,
+                                 batch_size=args.batch_size)
+    for written in summarise_files(summariser, args.inputs, document_field=args.document_field):
+        print(f"wrote {written}")
+    return 0
+
+
 TRAINING = {
     "mlm": ("dnabird.text.mlm", "pretrain_text", "masked-LM pretraining on plain text or JSONL (MLM only, BPC)"),
     "classify": ("dnabird.text.classify", "classify", "long-document classification (accuracy, F1)"),
@@ -95,6 +108,22 @@ def register(subparsers) -> None:
         command.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
         command.add_argument("overrides", nargs="*", metavar="key.sub=value", help="override config values")
         command.set_defaults(func=_train(module, function))
+
+    summary = commands.add_parser("summarise", help="summarise documents with an encoder-decoder checkpoint")
+    summary.add_argument("--model", required=True, help="encoder-decoder checkpoint (import-hf led|bigbird_pegasus, "
+                                                        "or the summarise task's model/)")
+    summary.add_argument("inputs", nargs="+", help="a .txt file (one document; writes <name>.summary.txt beside it) "
+                                                   "or a .jsonl file (one document per record; writes "
+                                                   "<name>.summaries.jsonl beside it)")
+    summary.add_argument("--document-field", default="document", help="JSONL field holding a document")
+    summary.add_argument("--num-beams", type=int, default=1, help="1: greedy (default); more: beam search")
+    summary.add_argument("--length-penalty", type=float, default=1.0, help="beam scores / length ** this")
+    summary.add_argument("--max-summary-tokens", type=int, default=128, help="tokens generated at most")
+    summary.add_argument("--max-length", type=int, help="encoder tokens per document (default: the model's)")
+    summary.add_argument("--on-long", choices=("truncate", "error"), default="truncate",
+                         help="a document longer than --max-length: keep its first tokens (warning) or refuse")
+    summary.add_argument("--batch-size", type=int, default=4, help="documents per forward pass")
+    summary.set_defaults(func=summarise)
 
     convert = commands.add_parser("triviaqa-to-squad", help="convert TriviaQA (qa JSON + evidence) as Longformer does")
     convert.add_argument("qa_file", help="e.g. qa/wikipedia-dev.json")

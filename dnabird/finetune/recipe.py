@@ -160,8 +160,10 @@ def classification_loss(positive_weight: float, problem: str):
 def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict:
     """Fine-tune on task `task`, keep the best validation model, report it on test. Returns the report
     (empty on ranks other than 0)."""
-    out_dir = Path(config.train.out_dir)
     module = task_module(task)
+    if hasattr(module, "finetune"):  # a task whose model is not a classifier (summarisation) runs its own steps
+        return module.finetune(config, resume=resume)
+    out_dir = Path(config.train.out_dir)
     tokenizer = resolve_tokenizer(config, getattr(module, "TOKENIZER", None))
     model_config = encoder_config(config, tokenizer, getattr(module, "encoder_overrides", None))
     data = module.build(config, tokenizer, block_size=model_config.length_multiple, out_dir=out_dir)

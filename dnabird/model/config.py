@@ -51,6 +51,10 @@ class EncoderConfig:
     attention_bias: whether the Q/K/V projections carry a bias (Hugging Face `use_bias`).
     embedding_dropout_before_norm: True applies embedding dropout before the LayerNorm (Hugging Face
         BigBird), False after it (BERT).
+    embedding_norm: False leaves out the embeddings' LayerNorm (Pegasus and BigBird-Pegasus: pre-LN blocks
+        normalise their own inputs).
+    embedding_scale: the word embeddings are multiplied by this before the sum (√hidden_size for Pegasus
+        and BigBird-Pegasus, `scale_embedding`; 1 for BERT, BigBird, Longformer, LED).
     base_seed: root of every layer's random-block seed.
     reseed_each_step: True draws a layer's random blocks from (base_seed, layer, step) in training;
         False keeps them fixed at seed base_seed + layer (Hugging Face's training behaviour).
@@ -110,6 +114,8 @@ class EncoderConfig:
     causal: bool = False
     attention_bias: bool = True
     embedding_dropout_before_norm: bool = True
+    embedding_norm: bool = True
+    embedding_scale: float = 1.0
     base_seed: int = 0
     reseed_each_step: bool = True
     positional: str = "learned"

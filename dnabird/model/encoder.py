@@ -57,7 +57,8 @@ def activation(name: str):
 
 
 class Embeddings(nn.Module):
-    """Token + segment (+ learned position) embeddings, LayerNorm and dropout (order set by the config)."""
+    """Token (× `embedding_scale`) + segment (+ learned position) embeddings, LayerNorm (unless
+    `embedding_norm` is False) and dropout (order set by the config)."""
 
     def __init__(self, config: EncoderConfig):
         super().__init__()
@@ -66,7 +67,7 @@ class Embeddings(nn.Module):
         self.position = nn.Embedding(config.max_positions, config.hidden_size) \
             if config.positional == "learned" else None
         self.segment = nn.Embedding(config.type_vocab_size, config.hidden_size)
-        self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps) if config.embedding_norm else None
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
@@ -75,9 +76,11 @@ class Embeddings(nn.Module):
             raise ParameterError("input length", length,
                                  f"at most max_positions - position_offset = "
                                  f"{self.config.max_positions - offset}")
-        x = self.word(input_ids) + self.segment(token_type_ids)  # [B, L, H]
+        x = self.word(input_ids) * self.config.embedding_scale + self.segment(token_type_ids)  # [B, L, H]
         if self.position is not None:
             x = x + self.position(torch.arange(offset, offset + length, device=input_ids.device))
+        if self.norm is None:
+            return self.dropout(x)
         if self.config.embedding_dropout_before_norm:
             return self.norm(self.dropout(x))
         return self.dropout(self.norm(x))

@@ -1,8 +1,9 @@
 """Stage `text_data`: the generated text of the NLP track's demos and tests (nothing is downloaded).
 
-Writes what its config asks for (`dnabird.datasets.synthetic_text`): the long-range classification task's
-splits, plain-text documents for MLM, a text8-format file for the character LM, SQuAD-format files for QA.
-Outputs are named `long_range_<split>`, `documents_<split>`, `text8`, `squad_<split>`.
+Writes what its config asks for (`dnabird.datasets.synthetic_text`, `synthetic_summaries`): the long-range
+classification task's splits, plain-text documents for MLM, a text8-format file for the character LM,
+SQuAD-format files for QA, the long-document summarisation task's splits. Outputs are named
+`long_range_<split>`, `documents_<split>`, `text8`, `squad_<split>`, `summaries_<split>`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from dnabird.datasets import synthetic_text
+from dnabird.datasets import synthetic_summaries, synthetic_text
 from dnabird.errors import ParameterError
 from dnabird.pipeline import RunContext, Stage
 
@@ -26,6 +27,19 @@ class LongRangeData:
 
 
 @dataclass
+class SummaryTaskData:
+    """min_words, max_words: words per document; facts: findings per document (the summary's entities);
+    train, validation, test: documents per split."""
+
+    min_words: int = 1500
+    max_words: int = 2998
+    facts: int = 4
+    train: int = 2000
+    validation: int = 100
+    test: int = 200
+
+
+@dataclass
 class TextDataConfig:
     """What to generate (0 / null: nothing of that kind).
 
@@ -33,6 +47,7 @@ class TextDataConfig:
     documents: plain-text documents for MLM training (and a tenth as many, at least 2, for validation).
     text8_bytes: size of a text8-format file (a–z and spaces; split 90/5/5 by the character LM).
     squad_paragraphs: SQuAD-format training paragraphs (and a fifth as many, at least 2, for validation).
+    summaries: the long-document summarisation task (`SummaryTaskData`).
     seed: the generators' seed.
     """
 
@@ -40,6 +55,7 @@ class TextDataConfig:
     documents: int = 0
     text8_bytes: int = 0
     squad_paragraphs: int = 0
+    summaries: SummaryTaskData | None = None
     seed: int = 0
 
     def __post_init__(self):
@@ -72,6 +88,12 @@ def run(config: TextDataConfig, context: RunContext, stage_dir: Path) -> dict[st
                                    ("validation", max(2, config.squad_paragraphs // 5), config.seed + 1)):
             outputs[f"squad_{split}"] = synthetic_text.write_squad(stage_dir / "squad" / f"{split}.json", count,
                                                                    seed=seed)
+    if config.summaries is not None:
+        task = config.summaries
+        paths = synthetic_summaries.write_summaries(
+            stage_dir / "summaries", sizes={"train": task.train, "validation": task.validation, "test": task.test},
+            min_words=task.min_words, max_words=task.max_words, facts=task.facts, seed=config.seed)
+        outputs.update({f"summaries_{split}": path for split, path in paths.items()})
     return outputs
 
 

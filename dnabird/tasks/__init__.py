@@ -12,7 +12,7 @@ from types import ModuleType
 from dnabird.errors import ParameterError
 
 TASKS = {"promoter": "dnabird.tasks.promoter", "chromatin": "dnabird.tasks.chromatin",
-         "text_classification": "dnabird.text.classify"}
+         "text_classification": "dnabird.text.classify", "summarise": "dnabird.text.summarise_task"}
 
 
 def task_module(name: str) -> ModuleType:

@@ -2,5 +2,10 @@
 
 `mlm` (masked-LM pretraining on packed documents, BPC), `classify` (long-document classification),
 `qa` (extractive QA with global attention on the question; `qa_metrics`: EM/F1 with the official
-normalisations) and `charlm` (character-level causal LM, BPC on text8/enwik8-format files).
+normalisations), `charlm` (character-level causal LM, BPC on text8/enwik8-format files) and summarisation
+(`summarisation`: `summarise(model_dir, documents)`; `summarise_task`: fine-tuning, ROUGE).
 """
+
+from dnabird.text.summarisation import summarise
+
+__all__ = ["summarise"]

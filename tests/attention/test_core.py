@@ -275,3 +275,55 @@ def test_per_example_globals_are_refused_where_they_do_not_apply():
     global_mask[0, 3] = True
     with pytest.raises(BackendUnavailableError, match="per-example global tokens"), torch.no_grad():
         attention(q, k, v, longformer, global_mask=global_mask, backend="flex")
+
+
+def separate_queries_reference(q, k, v, key_padding_mask, offset, causal):
+    """Dense attention of query rows at key positions offset, offset + 1, … (explicit scores, float64)."""
+    allowed = key_padding_mask[:, None, None, :].expand(-1, 1, q.shape[2], -1)
+    if causal:
+        allowed = allowed & (torch.arange(k.shape[2])[None, :] <= torch.arange(q.shape[2])[:, None] + offset)
+    scores = torch.einsum("bhid,bhjd->bhij", q.double(), k.double()) * q.shape[-1] ** -0.5
+    probs = torch.softmax(scores.masked_fill(~allowed, -math.inf), -1).nan_to_num(0.0)
+    return torch.einsum("bhij,bhjd->bhid", probs, v.double()).float()
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS + ["dense"])
+@pytest.mark.parametrize("queries", [1, 7, 300])
+def test_cross_attention_queries_of_another_length(backend, queries):
+    """Cross-attention: q of any length over padded keys; query rows are never zeroed by the key mask."""
+    _, k, v, kpm = inputs(150)
+    q = torch.randn(2, 3, queries, 16, generator=torch.Generator().manual_seed(9))
+    out = attention(q, k, v, Full(3), key_padding_mask=kpm, query_offset=0, backend=backend)
+    expected = separate_queries_reference(q, k, v, kpm, 0, causal=False)
+    assert out.shape == (2, 3, queries, 12)
+    assert (out - expected).abs().max() <= 1e-5
+    assert bool((out[1, :, -10:].abs().sum(-1) > 0).all())  # rows past the keys' padding are real rows
+
+
+@pytest.mark.parametrize("backend", CPU_BACKENDS + ["dense"])
+def test_cached_decoding_steps_equal_causal_self_attention(backend):
+    """A decoder's steps against cached keys (query_offset = cache length) give the rows of causal
+    self-attention over the whole sequence, one, then several rows at a time."""
+    q, k, v, _ = inputs(40)
+    whole = attention(q, k, v, Full(3), causal=True, backend=backend)
+    steps, start = [], 0
+    for size in (1, 1, 5, 13, 20):
+        end = start + size
+        steps.append(attention(q[:, :, start:end], k[:, :, :end], v[:, :, :end], Full(3), causal=True,
+                               query_offset=start, backend=backend))
+        start = end
+    torch.testing.assert_close(torch.cat(steps, dim=2), whole, rtol=0, atol=1e-5)
+    expected = separate_queries_reference(q[:, :, 20:], k, v, torch.ones(2, 40, dtype=torch.bool), 20, causal=True)
+    torch.testing.assert_close(steps[-1], expected, rtol=0, atol=1e-5)
+
+
+def test_separate_queries_are_refused_where_they_do_not_apply():
+    q, k, v, kpm = inputs(64)
+    with pytest.raises(ParameterError, match="query_offset"):
+        attention(q[:, :, :3], k, v, BigBirdITC(3, block_size=16), query_offset=0)
+    with pytest.raises(ParameterError, match="query_offset"):
+        attention(q[:, :, :8], k[:, :, :4], v[:, :, :4], Full(3), causal=True, query_offset=0)
+    with pytest.raises(ParameterError, match="key_padding_mask"):
+        attention(q[:, :, :3], k, v, Full(3), key_padding_mask=kpm[:, :3], query_offset=0)
+    with pytest.raises(ParameterError, match="q, k, v shapes"):
+        attention(q[:, :, :3], k, v, Full(3))  # without query_offset q and k are one sequence

@@ -224,6 +224,9 @@ class FlexBackend(Backend):
             reasons.append(f"FlexAttention has no attention dropout (dropout_p={call.dropout_p})")
         if call.global_token_mask is not None:
             reasons.append("per-example global tokens (global_mask) are not implemented for FlexAttention")
+        if call.query_offset is not None:
+            reasons.append("query rows apart from the keys (query_offset: cross-attention, cached decoding) are "
+                           "not implemented for FlexAttention")
         if call.q.device.type == "cuda" and not call.layout.global_rows.all() \
                 and call.layout.block_size % CUDA_TILE_MULTIPLE:
             reasons.append(f"FlexAttention on CUDA needs a block size that is a multiple of {CUDA_TILE_MULTIPLE} "

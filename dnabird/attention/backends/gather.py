@@ -134,7 +134,7 @@ def run_gathered(call: AttentionCall, kernel: Kernel, max_chunk_bytes: int | Non
     layout = call.layout
     nb, b, device = layout.num_blocks, layout.block_size, q.device
     if bool(layout.global_rows.all()):  # full attention (short sequences, the Full pattern)
-        return dense_rows(q, k, v, kpm, torch.arange(Lp, device=device), call, kernel)
+        return dense_rows(q, k, v, kpm, call.query_positions(), call, kernel)
     global_blocks, groups = plan(call)
     q_t, k_t, v_t = (_token_major(x, nb, b) for x in (q, k, v))  # [B, b, H·nb, D]
     globals_ = call.global_tokens

@@ -1,0 +1,174 @@
+"""The encoder-decoder (LED, BigBird-Pegasus, or one trained here): the `Encoder` with any attention pattern
+of the core, a `Decoder` of causal self-attention and cross-attention, word embeddings shared by both and tied
+to the output layer (plus a fixed per-token logits bias, BART's `final_logits_bias`).
+
+`Seq2SeqConfig` holds the encoder's `EncoderConfig` and the decoder's own sizes; the decoder shares the
+encoder's width, vocabulary, activation, LayerNorm placement and epsilon, embedding scale and norm, dropout,
+attention bias and initialisation. A checkpoint directory holds it as `config.json`
+(`save_checkpoint`); `load_seq2seq` reads one back and names an encoder-only checkpoint as such.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dnabird.config import build_config
+from dnabird.errors import CheckpointError, ConfigError, ParameterError
+from dnabird.io import write_text_atomic
+from dnabird.labels import IGNORE_INDEX
+from dnabird.model.checkpoint import CONFIG_FILE, WEIGHTS_FILE, load_weights, read_tensors
+from dnabird.model.config import EncoderConfig
+from dnabird.model.decoder import Decoder, DecoderCache
+from dnabird.model.encoder import Encoder, materialise
+
+DECODER_KEY = "decoder_layers"  # the config.json key that marks an encoder-decoder checkpoint
+
+
+@dataclass
+class Seq2SeqConfig:
+    """An encoder-decoder's settings.
+
+    encoder: the encoder's `EncoderConfig` (any pattern; not causal; pooling other than "cls": there is no
+        pooler). The decoder takes its width, vocabulary, activation, pre_norm, layer_norm_eps,
+        embedding_norm, embedding_scale, embedding_dropout_before_norm, dropout, attention_dropout,
+        attention_bias and initializer_range.
+    decoder_layers, decoder_heads, decoder_intermediate_size: the decoder's depth, heads and feed-forward width.
+    max_decoder_positions: rows of the decoder's learned position table (the longest output + its start token).
+    decoder_start_token_id: the token the decoder starts from; eos_token_id: the token that ends an output.
+        Both are the checkpoint's own (LED: </s> and </s>; BigBird-Pegasus: <pad>... as its config says;
+        one trained here: its tokenizer's [PAD] and [SEP]).
+    """
+
+    encoder: EncoderConfig
+    decoder_layers: int = 2
+    decoder_heads: int = 4
+    decoder_intermediate_size: int = 256
+    max_decoder_positions: int = 256
+    decoder_start_token_id: int = 0
+    eos_token_id: int = 3
+
+    def __post_init__(self):
+        if isinstance(self.encoder, dict):
+            self.encoder = EncoderConfig.from_dict(self.encoder, source="encoder")
+        for name in ("decoder_layers", "decoder_heads", "decoder_intermediate_size", "max_decoder_positions"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ParameterError(name, value, "a positive integer")
+        if self.encoder.hidden_size % self.decoder_heads:
+            raise ParameterError("decoder_heads", self.decoder_heads,
+                                 f"a divisor of the hidden size {self.encoder.hidden_size}")
+        for name in ("decoder_start_token_id", "eos_token_id"):
+            if not 0 <= getattr(self, name) < self.encoder.vocab_size:
+                raise ParameterError(name, getattr(self, name),
+                                     f"a token id below vocab_size={self.encoder.vocab_size}")
+        if self.encoder.causal:
+            raise ParameterError("encoder.causal", True, "False (the encoder reads the whole input)")
+        if self.encoder.pooling == "cls":
+            raise ParameterError("encoder.pooling", "cls", "'mean' (an encoder-decoder has no [CLS] pooler)")
+
+    def to_dict(self) -> dict:
+        return {**dataclasses.asdict(self), "encoder": self.encoder.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict, *, source: str = "config") -> Seq2SeqConfig:
+        """A config from a mapping; errors name `source` and the key."""
+        if not isinstance(data, dict) or "encoder" not in data:
+            raise ConfigError(f"{source}: expected a mapping with an 'encoder' section and the decoder's settings")
+        return build_config(cls, data, source)
+
+    def save(self, path: str | os.PathLike) -> None:
+        write_text_atomic(Path(path), json.dumps(self.to_dict(), indent=2) + "\n")
+
+
+@dataclass
+class Seq2SeqOutput:
+    loss: torch.Tensor | None  # mean cross-entropy over the target tokens that are not IGNORE_INDEX
+    logits: torch.Tensor  # [B, T, V]: position t scores target token t
+
+
+class EncoderDecoder(nn.Module):
+    """Encoder + decoder + tied output layer. `forward` scores a target by teacher forcing; `encode` and
+    `decode` are the two halves generation calls (`dnabird.model.generation`)."""
+
+    def __init__(self, config: Seq2SeqConfig, *, seed: int = 0):
+        super().__init__()
+        self.config = config
+        encoder = config.encoder
+        self.encoder = Encoder(encoder, seed=seed)
+        with torch.device("meta"):
+            self.decoder = Decoder(
+                layers=config.decoder_layers, hidden=encoder.hidden_size, heads=config.decoder_heads,
+                intermediate=config.decoder_intermediate_size, max_positions=config.max_decoder_positions,
+                act=encoder.activation, eps=encoder.layer_norm_eps, bias=encoder.attention_bias,
+                dropout=encoder.dropout, attention_dropout=encoder.attention_dropout, pre_norm=encoder.pre_norm,
+                embedding_norm=encoder.embedding_norm, embedding_scale=encoder.embedding_scale,
+                dropout_before_norm=encoder.embedding_dropout_before_norm)
+        materialise(self.decoder, seed + 1, std=encoder.initializer_range)
+        self.register_buffer("logits_bias", torch.zeros(encoder.vocab_size))
+
+    @property
+    def word_embeddings(self) -> nn.Embedding:
+        return self.encoder.embeddings.word
+
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *, step: int = 0,
+               global_attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Encoder states [B, S, H] (see `Encoder.forward`)."""
+        return self.encoder(input_ids, attention_mask, step=step, global_attention_mask=global_attention_mask)
+
+    def decode(self, decoder_input_ids: torch.Tensor, encoder_hidden: torch.Tensor | None,
+               encoder_mask: torch.Tensor | None, cache: DecoderCache | None = None) -> torch.Tensor:
+        """Next-token logits [B, T, V] for decoder tokens [B, T] (see `Decoder.forward` for `cache`)."""
+        mask = None if encoder_mask is None else encoder_mask.bool()
+        hidden = self.decoder(decoder_input_ids, self.word_embeddings, encoder_hidden, mask, cache)
+        return F.linear(hidden, self.word_embeddings.weight) + self.logits_bias
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *,
+                decoder_input_ids: torch.Tensor, labels: torch.Tensor | None = None, step: int = 0,
+                global_attention_mask: torch.Tensor | None = None) -> Seq2SeqOutput:
+        """Teacher forcing: `decoder_input_ids` [B, T] are the target shifted right behind the start token;
+        `labels` [B, T] the target (IGNORE_INDEX where padded)."""
+        hidden = self.encode(input_ids, attention_mask, step=step, global_attention_mask=global_attention_mask)
+        logits = self.decode(decoder_input_ids, hidden, attention_mask)
+        loss = None
+        if labels is not None:
+            loss = F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(), ignore_index=IGNORE_INDEX)
+        return Seq2SeqOutput(loss, logits)
+
+
+def is_seq2seq_checkpoint(directory: str | os.PathLike) -> bool:
+    """Whether the checkpoint in `directory` holds an encoder-decoder (its config has decoder settings)."""
+    path = Path(directory) / CONFIG_FILE
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing from the checkpoint directory")
+    try:
+        return DECODER_KEY in json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise CheckpointError(f"{path}: not valid JSON ({err})") from None
+
+
+def read_seq2seq_config(directory: str | os.PathLike) -> Seq2SeqConfig:
+    """The `Seq2SeqConfig` of an encoder-decoder checkpoint; an encoder-only checkpoint is named as such."""
+    path = Path(directory) / CONFIG_FILE
+    if not is_seq2seq_checkpoint(directory):
+        raise CheckpointError(f"{directory}: an encoder-only checkpoint (its {CONFIG_FILE} has no decoder): "
+                              "summarising needs an encoder-decoder, e.g. one imported with `dnabird import-hf "
+                              "--architecture led|bigbird_pegasus` or trained by the summarise task")
+    try:
+        return Seq2SeqConfig.from_dict(json.loads(path.read_text()), source=str(path))
+    except (ConfigError, ParameterError) as err:
+        raise CheckpointError(f"{path}: invalid encoder-decoder config: {err}") from None
+
+
+def load_seq2seq(directory: str | os.PathLike) -> EncoderDecoder:
+    """The `EncoderDecoder` saved in `directory` (config.json + model.safetensors)."""
+    model = EncoderDecoder(read_seq2seq_config(directory))
+    load_weights(model, read_tensors(directory), source=str(Path(directory) / WEIGHTS_FILE))
+    return model

@@ -1,0 +1,29 @@
+"""The shortened `pipelines/summarise.yaml` end to end (slow): data → word tokenizer → three models → one table."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_shortened_summarise_pipeline(tmp_path):
+    subprocess.run([sys.executable, "-m", "dnabird", "-q", "run", str(ROOT / "pipelines" / "summarise.yaml"),
+                    f"out_dir={tmp_path}", "text_data.summaries.train=32", "text_data.summaries.validation=4",
+                    "text_data.summaries.test=8", "text_summarise.base.train.max_steps=3",
+                    "text_summarise.base.train.warmup_steps=1", "text_summarise.base.train.eval_every=3",
+                    "text_summarise.base.validation_documents=4"], check=True, cwd=ROOT)
+    results = json.loads((tmp_path / "text_summarise" / "results.json").read_text())
+    assert list(results) == ["truncated_512", "led_longformer", "bigbird_itc"]
+    tests = {name: entry["report"]["test"] for name, entry in results.items()}
+    assert tests["truncated_512"]["truncated_documents"] == 8  # every document runs past 512 tokens
+    assert tests["bigbird_itc"]["truncated_documents"] == tests["led_longformer"]["truncated_documents"] == 0
+    for test in tests.values():
+        assert set(test["rows"]) == {"fine-tuned model", "lead-3 baseline"}
+        assert all(0.0 <= test["rows"]["fine-tuned model"][t] <= 1.0 for t in ("rouge1", "rouge2", "rougeL"))
+    table = (tmp_path / "text_summarise" / "results.txt").read_text()
+    assert "lead-3 baseline" in table and "bigbird_itc" in table
