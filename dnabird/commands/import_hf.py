@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     parser = subparsers.add_parser("import-hf", help="convert a Hugging Face save_pretrained directory",
                                    description="Convert a Hugging Face BigBird, Longformer, LED or BigBird-Pegasus "
-                                               "directory (written by save_pretrained) into a dnabird checkpoint directory, with "
-                                               "its tokenizer and, for a classifier, its task.json.")
+                                               "directory (written by save_pretrained) into a dnabird checkpoint "
+                                               "directory, with its tokenizer and, for a classifier, its task.json.")
     parser.add_argument("source", help="directory written by transformers' save_pretrained (config.json, "
                                        "model.safetensors or pytorch_model.bin, tokenizer.json)")
     parser.add_argument("output", help="dnabird checkpoint directory to write")
