@@ -10,7 +10,7 @@ from dnabird.cli import main
 from dnabird.errors import InputFormatError, ParameterError
 
 WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "finetune", "score", "ism", "embed",
-            "text", "run", "import-hf", "info"]
+            "text", "run", "report", "import-hf", "info"]
 
 
 def test_help_lists_every_command_in_workflow_order(capsys):

@@ -21,7 +21,7 @@ import torch
 
 from dnabird.errors import CheckpointError, ConfigError
 from dnabird.model.checkpoint import load_weights, save_checkpoint
-from dnabird.model.hf import _read_hf_dir
+from dnabird.model.hf_files import read_hf_config, read_hf_weights
 from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig
 
 log = logging.getLogger(__name__)
@@ -64,8 +64,8 @@ def import_seq2seq(source, *, config_from, names: NameTables) -> EncoderDecoder:
     config_from: Hugging Face config dict → `Seq2SeqConfig`; names: the architecture's `NameTables`.
     """
     if isinstance(source, (str, os.PathLike)):
-        hf_config, tensors = _read_hf_dir(Path(source))
-        where = str(Path(source) / "model.safetensors")
+        hf_config = read_hf_config(source)
+        tensors, where = read_hf_weights(source)
     else:
         hf_config = source.config.to_dict()
         tensors = {k: v.detach() for k, v in source.state_dict().items()}
