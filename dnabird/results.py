@@ -108,7 +108,9 @@ def _read(path: Path) -> dict:
 
 @dataclass
 class RunSummary:
-    """A finished run folder: its pipeline, provenance and figures (stage order kept)."""
+    """A finished run folder: its pipeline, provenance and figures (stage order kept); `stage_keys` maps each
+    stage to its record's key (config and input fingerprints), so a stage copied into several run folders
+    (e.g. one pretraining under three fine-tuning seeds) counts once."""
 
     path: Path
     pipeline: str
@@ -119,6 +121,7 @@ class RunSummary:
     threads: str
     seconds: float
     figures: list[Figure]
+    stage_keys: dict[str, str]
 
 
 def summarise_run(run_dir: str | os.PathLike) -> RunSummary:
@@ -127,7 +130,7 @@ def summarise_run(run_dir: str | os.PathLike) -> RunSummary:
     record = _read(run_dir / "run.json") if (run_dir / "run.json").is_file() else None
     if record is None:
         raise ConfigError(f"{run_dir}: no run.json (not a `dnabird run` folder)")
-    found, seconds, stage_versions = [], 0.0, {}
+    found, seconds, stage_versions, keys = [], 0.0, {}, {}
     for stage in record.get("stages", {}):
         stage_record = run_dir / stage / STAGE_RECORD
         if not stage_record.is_file():
@@ -137,12 +140,13 @@ def summarise_run(run_dir: str | os.PathLike) -> RunSummary:
             continue
         seconds += float(entry.get("seconds") or 0.0)
         stage_versions = entry.get("versions") or stage_versions
+        keys[stage] = json.dumps(entry.get("key"), sort_keys=True)
         found += figures(run_dir / stage)
     environment = stage_versions or record.get("versions", {})
     return RunSummary(path=run_dir, pipeline=record.get("pipeline", "?"), seeds=_seeds(record),
                       toy=_toy_version(run_dir, record), commit=environment.get("commit", "unknown"),
                       machine=environment.get("cpu", "unknown"), threads=environment.get("cpu threads", "?"),
-                      seconds=seconds, figures=found)
+                      seconds=seconds, figures=found, stage_keys=keys)
 
 
 def _seeds(record: dict) -> str:
@@ -180,8 +184,13 @@ def _cell(values: Sequence[Figure]) -> str:
 def _stage_tables(runs: Sequence[RunSummary]) -> list[str]:
     """One Markdown table per stage: rows × columns, each cell over the runs that have it."""
     cells: dict[str, dict[str, dict[str, list[Figure]]]] = {}
+    seen = set()
     for run in runs:
         for figure in run.figures:
+            identity = (run.stage_keys.get(figure.table), figure.table, figure.row, figure.column)
+            if identity in seen:  # the same stage run, copied into another run folder
+                continue
+            seen.add(identity)
             cells.setdefault(figure.table, {}).setdefault(figure.row, {}).setdefault(figure.column, []).append(figure)
     lines = []
     for table, rows in cells.items():

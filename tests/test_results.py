@@ -20,7 +20,7 @@ def _fake_run(root, name, seed, accuracy, pipeline="pipelines/x.yaml"):
         "pipeline": pipeline, "seed": seed, "config": {"promoter": {"seed": seed}},
         "stages": {"promoter": "ran"}, "outputs": {}}))
     (run / "promoter" / "stage.json").write_text(json.dumps({
-        "finished": True, "seconds": 60.0, "versions": {"commit": "abc123", "cpu": "Test CPU, 2 cores",
+        "finished": True, "seconds": 60.0, "key": {"config": {"seed": seed}}, "versions": {"commit": "abc123", "cpu": "Test CPU, 2 cores",
                                                         "cpu threads": "2"}}))
     (run / "promoter" / "report.json").write_text(json.dumps({"test": {"rows": {
         "fine-tuned model": {"accuracy": accuracy, "ci95": {"accuracy": [accuracy - 0.1, accuracy + 0.1]}}}}}))
@@ -32,6 +32,13 @@ def test_several_seeds_give_mean_and_range_computed_by_hand(tmp_path):
     page = render_results(runs)
     assert "| fine-tuned model | 0.850 (0.800–0.900, n=3) |" in page  # (0.8 + 0.9 + 0.85) / 3
     assert "| s1 | 1 | — | abc123 | Test CPU, 2 cores | 2 | 1.0 min |" in page
+
+
+def test_a_stage_copied_into_another_run_folder_counts_once(tmp_path):
+    first = _fake_run(tmp_path, "s0", 0, 0.8)
+    shutil.copytree(first, tmp_path / "copy")
+    page = render_results([first, tmp_path / "copy", _fake_run(tmp_path, "s1", 1, 0.9)])
+    assert "| fine-tuned model | 0.850 (0.800–0.900, n=2) |" in page
 
 
 def test_one_run_gives_its_value_and_interval_and_pipelines_are_apart(tmp_path):
