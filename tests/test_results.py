@@ -19,9 +19,9 @@ def _fake_run(root, name, seed, accuracy, pipeline="pipelines/x.yaml"):
     (run / "run.json").write_text(json.dumps({
         "pipeline": pipeline, "seed": seed, "config": {"promoter": {"seed": seed}},
         "stages": {"promoter": "ran"}, "outputs": {}}))
+    versions = {"commit": "abc123", "cpu": "Test CPU, 2 cores", "cpu threads": "2"}
     (run / "promoter" / "stage.json").write_text(json.dumps({
-        "finished": True, "seconds": 60.0, "key": {"config": {"seed": seed}}, "versions": {"commit": "abc123", "cpu": "Test CPU, 2 cores",
-                                                        "cpu threads": "2"}}))
+        "finished": True, "seconds": 60.0, "key": {"config": {"seed": seed}}, "versions": versions}))
     (run / "promoter" / "report.json").write_text(json.dumps({"test": {"rows": {
         "fine-tuned model": {"accuracy": accuracy, "ci95": {"accuracy": [accuracy - 0.1, accuracy + 0.1]}}}}}))
     return run
