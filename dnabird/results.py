@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dnabird.errors import ConfigError
-from dnabird.pipeline import STAGE_RECORD
+from dnabird.pipeline import STAGE_RECORD, registered_stages
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,8 @@ def summarise_run(run_dir: str | os.PathLike) -> RunSummary:
     if record is None:
         raise ConfigError(f"{run_dir}: no run.json (not a `dnabird run` folder)")
     found, seconds, stage_versions, keys = [], 0.0, {}, {}
-    for stage in record.get("stages", {}):
+    order = {stage.name: index for index, stage in enumerate(registered_stages())}
+    for stage in sorted(record.get("stages", {}), key=lambda name: order.get(name, len(order))):
         stage_record = run_dir / stage / STAGE_RECORD
         if not stage_record.is_file():
             continue
