@@ -11,14 +11,17 @@ from dnabird.model.generation import GenerationSettings, generate
 from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig, load_seq2seq
 
 
+BIAS_SEED = 1  # greedy outputs of several tokens, different for each input (test_generation_...)
+
+
 def model(attention, **encoder):
     config = tiny(pooling="mean", attention=attention, dropout=0.0, vocab_size=64, hidden_size=32, num_heads=2,
                   intermediate_size=64, initializer_range=0.2, **encoder)
     seq2seq = Seq2SeqConfig(encoder=config, decoder_layers=2, decoder_heads=4, decoder_intermediate_size=48,
                             max_decoder_positions=32, decoder_start_token_id=0, eos_token_id=3)
     net = EncoderDecoder(seq2seq, seed=3).eval()
-    with torch.no_grad():
-        net.logits_bias.normal_(0.0, 0.3)  # outputs that vary from step to step
+    with torch.no_grad():  # a bias of its own seed, not the global generator's: outputs that vary from step to step
+        net.logits_bias.copy_(torch.randn(64, generator=torch.Generator().manual_seed(BIAS_SEED)) * 0.3)
     return net
 
 
@@ -48,17 +51,32 @@ def test_cached_steps_equal_teacher_forcing(name, pre_norm):
     torch.testing.assert_close(torch.cat(steps, dim=1), whole, rtol=0, atol=1e-5)
 
 
+def greedy_by_hand(net, ids, mask, max_length):
+    """Greedy decoding written out: each input alone, the whole prefix through `forward` at every step."""
+    rows = []
+    for row in range(ids.shape[0]):
+        prefix = [net.config.decoder_start_token_id]
+        while len(prefix) <= max_length and (len(prefix) == 1 or prefix[-1] != net.config.eos_token_id):
+            with torch.no_grad():
+                logits = net(ids[row:row + 1], mask[row:row + 1], decoder_input_ids=torch.tensor([prefix])).logits
+            prefix.append(int(logits[0, -1].argmax()))
+        rows.append(prefix[1:])
+    return rows
+
+
 def test_generation_with_and_without_cache_and_one_beam():
     net = model(ATTENTION["itc"])
     ids, mask, _ = inputs()
     greedy = generate(net, ids, mask, settings=GenerationSettings(max_length=10))
+    assert greedy == greedy_by_hand(net, ids, mask, 10)
     assert greedy == generate(net, ids, mask, settings=GenerationSettings(max_length=10, use_cache=False))
     assert greedy == generate(net, ids, mask, settings=GenerationSettings(num_beams=1, max_length=10))
     beams = generate(net, ids, mask, settings=GenerationSettings(num_beams=4, max_length=10, length_penalty=0.5))
     assert beams == generate(net, ids, mask, settings=GenerationSettings(num_beams=4, max_length=10,
                                                                          length_penalty=0.5, use_cache=False))
     assert all(len(row) <= 10 for row in greedy + beams)
-    assert len(set(greedy[0])) > 1
+    # outputs that vary with the step and the input, so that a wrong cache or a wrong row would show
+    assert all(len(set(row)) > 1 for row in greedy) and len({tuple(row) for row in greedy}) == len(greedy)
 
 
 def test_beam_search_scores_no_worse_than_greedy():
