@@ -8,10 +8,13 @@ TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 # Extra `key.sub=value` overrides for the demo pipeline, e.g. DEMO_ARGS='out_dir=runs/demo2'.
 DEMO_ARGS ?=
+# The results page and the finished run folders it is generated from (`make results`).
+RESULTS_PAGE ?= docs/results.md
+RESULT_RUNS ?= runs/demo
 
 BIN := $(VENV)/bin
 
-.PHONY: install test test-slow lint demo
+.PHONY: install test test-slow lint demo results
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +41,8 @@ test-slow: install
 # The embedded default end to end (fetch toy -> corpus -> tokenizer -> shards ...); outputs in runs/demo.
 demo: install
 	$(BIN)/dnabird run pipelines/demo.yaml $(DEMO_ARGS)
+
+# The results page (docs/results.md) generated from finished run folders, e.g.
+# RESULT_RUNS='runs/demo runs/demo_seed1 runs/demo_seed2' for the demo's spread over seeds.
+results: install
+	$(BIN)/dnabird report --results $(RESULTS_PAGE) $(RESULT_RUNS)
