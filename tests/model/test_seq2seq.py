@@ -10,7 +10,6 @@ from dnabird.model.config import tiny
 from dnabird.model.generation import GenerationSettings, generate
 from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig, load_seq2seq
 
-
 BIAS_SEED = 1  # greedy outputs of several tokens, different for each input (test_generation_...)
 
 
