@@ -20,17 +20,16 @@ export (`write_hf_tokenizer_files`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import AddedToken, decoders, normalizers, processors
 from tokenizers import Tokenizer as BackendTokenizer
 from tokenizers.models import BPE
 
-from dnabird.data.tokenizer_base import DnaTokenizer
+from dnabird.data.tokenizer_base import DnaTokenizer, TokenizersBackedTokenizer
 from dnabird.errors import InputFormatError
 from dnabird.io import write_json_atomic, write_text_atomic
 
@@ -69,7 +68,7 @@ def read_special_tokens(directory: Path) -> dict[str, str]:
     return found
 
 
-class HFTokenizer(DnaTokenizer):
+class HFTokenizer(DnaTokenizer, TokenizersBackedTokenizer):
     """A `tokenizers` tokenizer over DNA with the special tokens `special_tokens` names ({"pad": "[PAD]", …}).
 
     Use `HFTokenizer.load(directory or tokenizer.json)`.
@@ -95,9 +94,6 @@ class HFTokenizer(DnaTokenizer):
         if not set("ACGT") <= set(self.alphabet):
             raise InputFormatError(f"not a DNA tokenizer: its single-letter pieces are {self.alphabet!r}, "
                                    "without all of A, C, G, T", path=path)
-        digest = hashlib.sha256(tokenizer_json.encode())
-        digest.update(json.dumps(self.special_tokens, sort_keys=True).encode())
-        self.hash = digest.hexdigest()
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> HFTokenizer:
@@ -107,9 +103,7 @@ class HFTokenizer(DnaTokenizer):
         if file.name != TOKENIZER_FILE:
             raise InputFormatError(f"expected a file named {TOKENIZER_FILE} (with {SPECIAL_TOKENS_FILE} beside it)",
                                    path=path)
-        if not file.is_file():
-            raise InputFormatError("tokenizer file not found", path=file)
-        return cls(file.read_text(), read_special_tokens(file.parent), path=file)
+        return cls(cls.existing_file(file).read_text(), read_special_tokens(file.parent), path=file)
 
     def __getstate__(self) -> dict:
         return {"tokenizer_json": self._json, "special_tokens": self.special_tokens, "path": self.path}
@@ -117,9 +111,11 @@ class HFTokenizer(DnaTokenizer):
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["tokenizer_json"], state["special_tokens"], path=state["path"])
 
-    @property
-    def vocab_size(self) -> int:
-        return self._tokenizer.get_vocab_size(with_added_tokens=True)
+    def definition(self) -> bytes:
+        return self._json.encode() + json.dumps(self.special_tokens, sort_keys=True).encode()
+
+    def serialized(self) -> bytes:
+        return self._json.encode()
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -128,19 +124,11 @@ class HFTokenizer(DnaTokenizer):
         return tuple(p for p in (self.path, self.path.parent / SPECIAL_TOKENS_FILE, self.path.parent / CONFIG_FILE)
                      if p.is_file())
 
-    def id_to_piece(self, token_id: int) -> str:
-        return self._tokenizer.id_to_token(int(token_id))
-
     def encode(self, sequences: str | Sequence[str], *, record: str | None = None,
                num_threads: int = 1) -> list[int] | list[list[int]]:
         """Token ids of one sequence (a list of ids) or of each of several (a list of lists), no [CLS]/[SEP]."""
         upper = self.checked_upper(sequences, record)
-        if isinstance(sequences, str):
-            return self._tokenizer.encode(upper[0], add_special_tokens=False).ids
-        return [encoding.ids for encoding in self._tokenizer.encode_batch(upper, add_special_tokens=False)]
-
-    def decode(self, ids: Iterable[int]) -> str:
-        return self._tokenizer.decode([int(i) for i in ids], skip_special_tokens=True)
+        return self.backend_ids(upper[0] if isinstance(sequences, str) else upper)
 
     def offsets(self, sequence: str) -> list[tuple[int, int]]:
         """Each token's 0-based half-open bp span in `sequence`, tiling it: a token that stands for a replaced

@@ -13,18 +13,17 @@ BPE in the RoBERTa/BART/LED layout), or with only a Pegasus `spiece.model` (its 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import tokenizers
 from tokenizers import Regex, decoders, normalizers, pre_tokenizers, processors
 from tokenizers.models import Unigram
 
+from dnabird.data.tokenizer_base import TokenizersBackedTokenizer
 from dnabird.errors import InputFormatError
-from dnabird.io import atomic_output
 
 FILE = "tokenizer.json"
 SPECIAL_PIECES = {"pad": ("<pad>", "[PAD]"), "unk": ("<unk>", "[UNK]"), "cls": ("<s>", "[CLS]"),
@@ -32,7 +31,7 @@ SPECIAL_PIECES = {"pad": ("<pad>", "[PAD]"), "unk": ("<unk>", "[UNK]"), "cls": (
 PEGASUS_OFFSET = 103  # Pegasus's Hugging Face ids: the sentencepiece id + 103 (tokenizer_config.json may say other)
 
 
-class PretrainedTokenizer:
+class PretrainedTokenizer(TokenizersBackedTokenizer):
     """A `tokenizers.Tokenizer` behind `TextTokenizer`'s method names."""
 
     def __init__(self, tokenizer: tokenizers.Tokenizer, *, path: str | os.PathLike | None = None):
@@ -42,7 +41,6 @@ class PretrainedTokenizer:
             found = next((tokenizer.token_to_id(p) for p in pieces if tokenizer.token_to_id(p) is not None), None)
             setattr(self, f"{name}_id", found)
         self.special_ids = frozenset(i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special)
-        self.hash = hashlib.sha256(tokenizer.to_str().encode()).hexdigest()
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> PretrainedTokenizer:
@@ -62,30 +60,13 @@ class PretrainedTokenizer:
         raise InputFormatError(f"no tokenizer found: expected {FILE}, vocab.json + merges.txt, or spiece.model",
                                path=path)
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write as a `tokenizer.json` file (temp file + rename)."""
-        path = Path(path)
-        with atomic_output(path) as temporary:
-            temporary.write_text(self._tokenizer.to_str())
-        self.path = path
-        return path
-
-    @property
-    def vocab_size(self) -> int:
-        return self._tokenizer.get_vocab_size(with_added_tokens=True)
-
-    def id_to_piece(self, token_id: int) -> str:
-        return self._tokenizer.id_to_token(int(token_id))
+    def definition(self) -> bytes:
+        """The `tokenizer.json` text (what `save` writes)."""
+        return self._tokenizer.to_str().encode()
 
     def encode(self, texts: str | Sequence[str]) -> list[int] | list[list[int]]:
         """Token ids of one text (a list) or of each of several (a list of lists), without special tokens."""
-        if isinstance(texts, str):
-            return self._tokenizer.encode(texts, add_special_tokens=False).ids
-        return [e.ids for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
-
-    def decode(self, ids: Iterable[int]) -> str:
-        """The text spelled by `ids`; special tokens decode to nothing."""
-        return self._tokenizer.decode([int(i) for i in ids], skip_special_tokens=True)
+        return self.backend_ids(texts if isinstance(texts, str) else list(texts))
 
     def template(self) -> tuple[list[int], list[int]]:
         """The special tokens the checkpoint puts before and after a text's tokens."""

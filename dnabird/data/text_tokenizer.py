@@ -19,21 +19,17 @@ the unnormalised input; pieces of one byte-fallback character share that charact
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import io
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import sentencepiece as spm
 
 from dnabird.data.text import read_documents
-from dnabird.data.tokenizer import SPECIAL_TOKENS, reservoir_sample
+from dnabird.data.tokenizer import reservoir_sample
+from dnabird.data.tokenizer_base import SPECIAL_TOKENS, SentencePieceTokenizer
 from dnabird.errors import InputFormatError, ParameterError
-from dnabird.io import atomic_output
 
 SPECIAL_NAMES = ("pad", "unk", "cls", "sep", "mask")
 # piece names tried for each special id of an imported model, in order (dnabird/BERT/ALBERT, then RoBERTa/T5)
@@ -84,22 +80,17 @@ class TextTokenizerConfig:
             raise ParameterError("sample_lines", self.sample_lines, "an integer >= 1")
 
 
-class TextTokenizer:
-    """A sentencepiece text model; `TextTokenizer.train(...)` builds one, `TextTokenizer.load(path)` reads any."""
+class TextTokenizer(SentencePieceTokenizer):
+    """A sentencepiece text model; `TextTokenizer.train(...)` builds one, `TextTokenizer.load(path)` reads any
+    (e.g. a Hugging Face `spiece.model`; `special_pieces` names its special pieces where `SPECIAL_PIECES` misses)."""
 
-    def __init__(self, model_proto: bytes, *, path: str | os.PathLike | None = None,
-                 special_pieces: dict[str, str] | None = None):
-        self.path = Path(path) if path is not None else None
-        try:
-            self._sp = spm.SentencePieceProcessor(model_proto=model_proto)
-        except RuntimeError as err:
-            raise InputFormatError(f"not a sentencepiece model ({err})", path=path) from err
+    def check_specials(self, path, special_pieces: dict[str, str] | None = None) -> None:
         self.special_pieces = self._find_specials(dict(special_pieces or {}), path)
+        self._options = {"special_pieces": self.special_pieces}
         for name, piece in self.special_pieces.items():
             setattr(self, f"{name}_id", self._sp.piece_to_id(piece))
         self.special_ids = frozenset(getattr(self, f"{name}_id") for name in SPECIAL_NAMES) | frozenset(
             i for i in range(self.vocab_size) if self._sp.is_control(i))
-        self.hash = hashlib.sha256(model_proto).hexdigest()
 
     def _find_specials(self, given: dict[str, str], path) -> dict[str, str]:
         unknown = sorted(set(given) - set(SPECIAL_NAMES))
@@ -122,22 +113,6 @@ class TextTokenizer:
     def _has_piece(self, piece: str) -> bool:
         return self._sp.id_to_piece(self._sp.piece_to_id(piece)) == piece
 
-    def __getstate__(self) -> dict:
-        """Pickle by model bytes (e.g. into DataLoader workers)."""
-        return {"model_proto": self._sp.serialized_model_proto(), "path": self.path,
-                "special_pieces": self.special_pieces}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["model_proto"], path=state["path"], special_pieces=state["special_pieces"])
-
-    @classmethod
-    def load(cls, path: str | os.PathLike, *, special_pieces: dict[str, str] | None = None) -> TextTokenizer:
-        """Read any sentencepiece `.model` file (one trained here, or e.g. a Hugging Face `spiece.model`)."""
-        path = Path(path)
-        if not path.is_file():
-            raise InputFormatError("tokenizer model file not found", path=path)
-        return cls(path.read_bytes(), path=path, special_pieces=special_pieces)
-
     @classmethod
     def train(cls, lines: Iterable[str], path: str | os.PathLike, *,
               vocab_size: int = TextTokenizerConfig.vocab_size,
@@ -155,44 +130,8 @@ class TextTokenizer:
         sample = reservoir_sample((line for line in lines if line.strip()), sample_size, seed)
         if not sample:
             raise ParameterError("lines", "an empty stream", "at least one non-blank training line")
-        model = io.BytesIO()
-        try:
-            spm.SentencePieceTrainer.train(
-                sentence_iterator=iter(sample), model_writer=model, model_type=model_type,
-                vocab_size=vocab_size, byte_fallback=byte_fallback,
-                pad_id=0, unk_id=1, bos_id=2, eos_id=3,
-                pad_piece="[PAD]", unk_piece="[UNK]", bos_piece="[CLS]", eos_piece="[SEP]",
-                control_symbols=["[MASK]"], character_coverage=1.0,
-                normalization_rule_name="identity", remove_extra_whitespaces=False,
-                max_sentence_length=1 << 20, input_sentence_size=0, hard_vocab_limit=False,
-                num_threads=num_threads or os.cpu_count() or 1, minloglevel=2,
-            )
-        except RuntimeError as err:
-            raise ParameterError("vocab_size", vocab_size,
-                                 f"a size the {len(sample)}-line sample supports ({err})") from err
-        tokenizer = cls(model.getvalue())
-        tokenizer.save(path)
-        return tokenizer
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the sentencepiece model to `path` (temp file + rename)."""
-        path = Path(path)
-        with atomic_output(path) as temporary:
-            temporary.write_bytes(self._sp.serialized_model_proto())
-        self.path = path
-        return path
-
-    @property
-    def vocab_size(self) -> int:
-        return self._sp.get_piece_size()
-
-    @property
-    def files(self) -> tuple[Path, ...]:
-        """The `.model` file (copied into every checkpoint made with this tokenizer)."""
-        return (self.path,)
-
-    def id_to_piece(self, token_id: int) -> str:
-        return self._sp.id_to_piece(int(token_id))
+        return cls.train_model(sample, path, unit="line", vocab_size=vocab_size, num_threads=num_threads,
+                               model_type=model_type, byte_fallback=byte_fallback, hard_vocab_limit=False)
 
     def encode(self, texts: str | Sequence[str], *, num_threads: int = 1) -> list[int] | list[list[int]]:
         """Token ids of one text (a list of ids) or of each of several (a list of lists)."""
@@ -236,36 +175,6 @@ class TextTokenizer:
             byte = _BYTE_PIECE.fullmatch(piece) if self._sp.is_byte(token_id) else None
             lengths[token_id] = (int(byte.group(1), 16) & 0xC0 != 0x80) if byte else len(piece)
         return lengths
-
-    def encode_batch(self, texts: Sequence[str], *, block_size: int = 64, length: int | None = None,
-                     add_special_tokens: bool = True, truncate: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """`[CLS] text [SEP]` per text, padded with [PAD] to a multiple of `block_size`.
-
-        Returns `(ids, attention_mask)`, int64 and bool arrays of shape [batch, length]; the mask is True
-        where a token is real. `length` fixes the padded length (a block multiple); a longer text is an
-        error unless `truncate`, which keeps its first tokens (and the final [SEP]).
-        """
-        if block_size < 1:
-            raise ParameterError("block_size", block_size, "an integer >= 1")
-        if length is not None and (length < 1 or length % block_size):
-            raise ParameterError("length", length, f"a positive multiple of block_size={block_size}")
-        encoded = self.encode(list(texts))
-        extra = 2 if add_special_tokens else 0
-        if truncate and length is not None:
-            encoded = [ids[: length - extra] for ids in encoded]
-        if add_special_tokens:
-            encoded = [[self.cls_id, *ids, self.sep_id] for ids in encoded]
-        longest = max((len(ids) for ids in encoded), default=0)
-        if length is None:
-            length = max(block_size, -(-longest // block_size) * block_size)
-        elif length < longest:
-            raise ParameterError("length", length, f">= the longest encoded text ({longest} tokens), or truncate")
-        ids = np.full((len(encoded), length), self.pad_id, dtype=np.int64)
-        mask = np.zeros((len(encoded), length), dtype=bool)
-        for row, tokens in enumerate(encoded):
-            ids[row, : len(tokens)] = tokens
-            mask[row, : len(tokens)] = True
-        return ids, mask
 
 
 def train_on_files(paths, out: str | os.PathLike, config: TextTokenizerConfig | None = None) -> TextTokenizer:

@@ -12,8 +12,6 @@ sentences peak at 0.43 GB, 40,000 at 1.4 GB, growing linearly). The default 100,
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import io
 import math
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,15 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import sentencepiece as spm
 
 from dnabird.data.corpus import iter_documents
-from dnabird.data.tokenizer_base import DnaTokenizer, check_sequence
+from dnabird.data.tokenizer_base import SPECIAL_TOKENS, DnaTokenizer, SentencePieceTokenizer, check_sequence
 from dnabird.errors import InputFormatError, ParameterError
-from dnabird.io import atomic_output
 from dnabird.progress import progress_bar
 
-SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 ALPHABET = "ACGTN"
 
 
@@ -89,41 +84,20 @@ def _check_sizes(vocab_size: int, max_piece_length: int, sample_size: int) -> No
         raise ParameterError("sample_size", sample_size, "an integer >= 1")
 
 
-class Tokenizer(DnaTokenizer):
+class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
     """A trained DNA BPE model; `Tokenizer.train(...)` builds one, `Tokenizer.load(path)` reads one."""
 
     pad_id, unk_id, cls_id, sep_id, mask_id = range(len(SPECIAL_TOKENS))
     special_ids = frozenset(range(len(SPECIAL_TOKENS)))
     alphabet = ALPHABET
 
-    def __init__(self, model_proto: bytes, *, path: str | os.PathLike | None = None):
-        self.path = Path(path) if path is not None else None
-        try:
-            self._sp = spm.SentencePieceProcessor(model_proto=model_proto)
-        except RuntimeError as err:
-            raise InputFormatError(f"not a sentencepiece model ({err})", path=path) from err
+    def check_specials(self, path) -> None:
         pieces = [self._sp.id_to_piece(i) for i in range(self.vocab_size)]
         if tuple(pieces[: len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS:
             raise InputFormatError(
                 f"not a dnabird DNA tokenizer: pieces 0-4 are {pieces[:5]}, expected {list(SPECIAL_TOKENS)}",
                 path=path,
             )
-        self.hash = hashlib.sha256(model_proto).hexdigest()
-
-    def __getstate__(self) -> dict:
-        """Pickle by model bytes (e.g. into DataLoader workers)."""
-        return {"model_proto": self._sp.serialized_model_proto(), "path": self.path}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(state["model_proto"], path=state["path"])
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> Tokenizer:
-        """Read a `.model` file written by `Tokenizer.train` or `Tokenizer.save`."""
-        path = Path(path)
-        if not path.is_file():
-            raise InputFormatError("tokenizer model file not found", path=path)
-        return cls(path.read_bytes(), path=path)
 
     @classmethod
     def train(cls, sentences: Iterable[str], path: str | os.PathLike, *,
@@ -142,54 +116,10 @@ class Tokenizer(DnaTokenizer):
             check_sequence(sentence, f"training sentence {index}", ALPHABET)
         if not sample:
             raise ParameterError("sentences", "an empty stream", "at least one training sentence")
-        model = io.BytesIO()
-        try:
-            spm.SentencePieceTrainer.train(
-                sentence_iterator=iter([*sample, "N" * max_piece_length]),
-                model_writer=model,
-                model_type="bpe",
-                vocab_size=vocab_size,
-                max_sentencepiece_length=max_piece_length,
-                pad_id=0, unk_id=1, bos_id=2, eos_id=3,
-                pad_piece="[PAD]", unk_piece="[UNK]", bos_piece="[CLS]", eos_piece="[SEP]",
-                control_symbols=["[MASK]"],
-                character_coverage=1.0,
-                add_dummy_prefix=False,
-                normalization_rule_name="identity",
-                remove_extra_whitespaces=False,
-                split_by_whitespace=False,
-                max_sentence_length=1 << 20,
-                input_sentence_size=0,
-                num_threads=num_threads or os.cpu_count() or 1,
-                minloglevel=2,
-            )
-        except RuntimeError as err:
-            raise ParameterError("vocab_size", vocab_size,
-                                 f"a size the {len(sample)}-sentence sample supports ({err})") from err
-        tokenizer = cls(model.getvalue())
-        tokenizer.save(path)
-        return tokenizer
-
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the sentencepiece model to `path` (temp file + rename)."""
-        path = Path(path)
-        with atomic_output(path) as temporary:
-            temporary.write_bytes(self._sp.serialized_model_proto())
-        self.path = path
-        return path
-
-    @property
-    def vocab_size(self) -> int:
-        return self._sp.get_piece_size()
-
-    @property
-    def files(self) -> tuple[Path, ...]:
-        if self.path is None:
-            raise ParameterError("tokenizer", "an unsaved Tokenizer", "one saved to a .model file (Tokenizer.save)")
-        return (self.path,)
-
-    def id_to_piece(self, token_id: int) -> str:
-        return self._sp.id_to_piece(int(token_id))
+        return cls.train_model(sample, path, unit="sentence", vocab_size=vocab_size, num_threads=num_threads,
+                               extra=("N" * max_piece_length,), model_type="bpe",
+                               max_sentencepiece_length=max_piece_length, add_dummy_prefix=False,
+                               split_by_whitespace=False)
 
     def encode(self, sequences: str | Sequence[str], *, record: str | None = None,
                num_threads: int = 1) -> list[int] | list[list[int]]:

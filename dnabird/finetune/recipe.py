@@ -64,17 +64,6 @@ def load_config(task: str, path: str | os.PathLike, overrides: list[str] = ()) -
     return build_config(task_module(task).CONFIG, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
 
 
-def checkpoint_tokenizer(directory: str | os.PathLike, tokenizer_class=None):
-    """The tokenizer saved in a checkpoint directory: the DNA tokenizer (`read_tokenizer`: a `.model` file or a
-    `tokenizer.json`), or with `tokenizer_class` a task's own (e.g. `TextTokenizer`) read from its `.model` file."""
-    if tokenizer_class is None:
-        return read_tokenizer(directory)
-    models = sorted(Path(directory).glob("*.model"))
-    if len(models) != 1:
-        raise CheckpointError(f"{directory}: expected one tokenizer .model file, found {len(models)}")
-    return tokenizer_class.load(models[0])
-
-
 def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=None):
     """The data's tokenizer; with a pretrained checkpoint it must be the one the checkpoint was trained with.
     `tokenizer_class`: a task's own tokenizer class (None: the DNA tokenizers, `load_tokenizer`)."""
@@ -86,7 +75,7 @@ def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=None):
             raise ParameterError("tokenizer", None, "a tokenizer path (.model or tokenizer.json) when training "
                                  "from scratch")
         return load(config.tokenizer)
-    pretrained = checkpoint_tokenizer(config.pretrained, tokenizer_class)
+    pretrained = read_tokenizer(config.pretrained, tokenizer_class)
     if config.tokenizer is not None:
         given = load(config.tokenizer)
         if given.hash != pretrained.hash:

@@ -95,22 +95,26 @@ def read_task(directory: str | os.PathLike) -> TaskSpec | None:
         raise CheckpointError(str(err)) from None
 
 
-def read_tokenizer(directory: str | os.PathLike):
-    """The DNA tokenizer saved in the checkpoint directory: one sentencepiece `.model` file, or a Hugging Face
-    `tokenizer.json` with `special_tokens_map.json` (`dnabird.data.tokenizer.load_tokenizer`)."""
+def read_tokenizer(directory: str | os.PathLike, tokenizer_class=None):
+    """The tokenizer saved in the checkpoint directory: the DNA tokenizer (one sentencepiece `.model` file, or a
+    Hugging Face `tokenizer.json` with `special_tokens_map.json`: `dnabird.data.tokenizer.load_tokenizer`), or with
+    `tokenizer_class` a task's own (e.g. `TextTokenizer`) read from its one `.model` file."""
     from dnabird.data.tokenizer import load_tokenizer
 
     directory = Path(directory)
     if not directory.is_dir():
         raise CheckpointError(f"{directory}: checkpoint directory not found")
-    if not any(directory.glob("*.model")) and not (directory / "tokenizer.json").is_file():
+    models = sorted(directory.glob("*.model"))
+    if tokenizer_class is not None and len(models) != 1:
+        raise CheckpointError(f"{directory}: expected one tokenizer .model file, found {len(models)}")
+    if not models and not (directory / "tokenizer.json").is_file():
         raise CheckpointError(
             f"{directory}: no tokenizer (a .model file or tokenizer.json): scoring, fine-tuning and evaluation "
             "encode DNA with the tokenizer the model was trained with. Copy its tokenizer.json and "
             "special_tokens_map.json (or its .model file) into this directory, or import again with "
             "`dnabird import-hf SOURCE OUT --tokenizer PATH`")
     try:
-        return load_tokenizer(directory)
+        return load_tokenizer(directory) if tokenizer_class is None else tokenizer_class.load(models[0])
     except InputFormatError as err:
         raise CheckpointError(str(err)) from None
 

@@ -14,41 +14,44 @@ labels (measured on each split).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from dnabird.data.tokenizer_base import SPECIAL_TOKENS, TokenizerBase
 from dnabird.datasets import listops
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.model.task_spec import TaskSpec
 from dnabird.train import TrainConfig
 
-SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+SPECIALS = SPECIAL_TOKENS
 VOCAB = SPECIALS + tuple(str(d) for d in range(10)) + listops.OPERATORS + (listops.END,)
 DROPPED = ("(", ")")
 LABELS = tuple(str(d) for d in range(10))
 
 
-class ListOpsTokenizer:
+class ListOpsTokenizer(TokenizerBase):
     """Fixed vocabulary: specials, the digits 0–9, the four operators and `]` (20 tokens)."""
 
     vocab = VOCAB
-    pad_id, unk_id, cls_id, sep_id, mask_id = range(5)
+    pad_id, unk_id, cls_id, sep_id, mask_id = range(len(SPECIALS))
+    special_ids = frozenset(range(len(SPECIALS)))
 
     def __init__(self):
         self.index = {token: i for i, token in enumerate(self.vocab)}
+
+    def definition(self) -> bytes:
+        return " ".join(self.vocab).encode()
 
     @property
     def vocab_size(self) -> int:
         return len(self.vocab)
 
-    @property
-    def hash(self) -> str:
-        return hashlib.sha256(" ".join(self.vocab).encode()).hexdigest()
+    def id_to_piece(self, token_id: int) -> str:
+        return self.vocab[token_id]
 
     def tokens(self, source: str) -> list[str]:
         return [t for t in source.split() if t not in DROPPED]
@@ -63,19 +66,17 @@ class ListOpsTokenizer:
         return ids
 
     def decode(self, ids) -> list[str]:
-        return [self.vocab[i] for i in ids]
+        return [self.id_to_piece(i) for i in ids]
 
     def encode_batch(self, sources: list[str], max_length: int, where: str = "ListOps") -> np.ndarray:
         """int64 [N, max_length]: `[CLS] tokens [SEP]`, padded; a tree longer than max_length − 2 fails."""
-        out = np.full((len(sources), max_length), self.pad_id, dtype=np.int64)
-        for row, source in enumerate(sources):
-            ids = self.encode(source, f"{where} row {row + 1}")
-            if len(ids) + 2 > max_length:
-                raise ParameterError("max_length", max_length,
-                                     f"at least {len(ids) + 2} ({where} row {row + 1} has {len(ids)} tokens; "
-                                     "a cut tree would have another value)")
-            out[row, :len(ids) + 2] = [self.cls_id, *ids, self.sep_id]
-        return out
+        rows = []
+        for row, source in enumerate(sources, 1):
+            rows.append(self.encode(source, f"{where} row {row}"))
+            if len(rows[-1]) + 2 > max_length:
+                raise ParameterError("max_length", max_length, f"at least {len(rows[-1]) + 2} ({where} row {row} "
+                                     f"has {len(rows[-1])} tokens; a cut tree would have another value)")
+        return self.pad_batch(rows, block_size=max_length, length=max_length)[0]
 
 
 @dataclass

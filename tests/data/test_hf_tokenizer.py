@@ -139,3 +139,9 @@ def test_load_tokenizer_finds_either_kind_and_pickles(gena, tmp_path):
     assert again.encode(DNA[:700]) == gena.encode(DNA[:700]) and again.mask_id == gena.mask_id
     with pytest.raises(InputFormatError, match="expected one tokenizer"):
         load_tokenizer(tmp_path)
+
+
+def test_hash_is_the_one_stored_in_existing_checkpoints_and_shards(gena):
+    """Pinned: checkpoints and shards store this hash and compare it on load; a new digest would orphan them."""
+    assert gena.hash == "f1bdb8557b9256fe96372caa72d9e321f75c70a00ceb5475fd72e68b19d30aa7"
+    assert pickle.loads(pickle.dumps(gena)).hash == gena.hash

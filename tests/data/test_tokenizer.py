@@ -153,6 +153,23 @@ def test_batch_is_padded_to_a_block_multiple(trained):
         tokenizer.encode_batch(sequences, block_size=16, length=17)
 
 
+def test_batch_truncates_only_when_asked_and_keeps_the_final_sep(trained):
+    tokenizer, _ = trained
+    sequences = ["ACGTACGTAC" * 30, "GATTACA"]
+    ids, mask = tokenizer.encode_batch(sequences, block_size=16, length=16, truncate=True)
+    first = tokenizer.encode(sequences[0])
+    assert ids[0].tolist() == [2, *first[:14], 3] and mask[0].all()
+    assert ids[1, : len(tokenizer.encode("GATTACA")) + 2].tolist() == [2, *tokenizer.encode("GATTACA"), 3]
+    with pytest.raises(ParameterError, match="or truncate"):
+        tokenizer.encode_batch(sequences, block_size=16, length=16)
+
+
+def test_an_unsaved_tokenizer_has_no_files(trained):
+    tokenizer, path = trained
+    with pytest.raises(ParameterError, match="unsaved Tokenizer"):
+        tuple(Tokenizer(path.read_bytes()).files)
+
+
 def test_bp_per_token_is_total_bases_over_total_tokens(trained):
     tokenizer, path = trained
     sp = spm.SentencePieceProcessor(model_file=str(path))

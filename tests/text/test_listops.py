@@ -1,6 +1,7 @@
 """ListOps: generated labels against an independent stack evaluator, the bracket-keeping tokenizer, TSV
 errors, and (slow) a tiny sineSPE model that beats the majority class."""
 
+import hashlib
 import statistics
 
 import numpy as np
@@ -121,3 +122,11 @@ def test_lra_listops_pipeline_runs_its_table(tmp_path):
     assert "majority class" in table
     rows = listops.read(tmp_path / "listops_data" / "basic_train.tsv")
     assert len(rows) == 40 and all(stack_value(source) == value for source, value in rows)
+
+
+def test_tokenizer_hash_is_pinned():
+    """The hash stored in ListOps checkpoints' task.json; it is the sha256 of the vocabulary joined by spaces."""
+    vocab = "[PAD] [UNK] [CLS] [SEP] [MASK] 0 1 2 3 4 5 6 7 8 9 [MAX [MIN [MED [SM ]"
+    tokenizer = ListOpsTokenizer()
+    assert tokenizer.hash == "0bb58a0c02c3e3ccd1aabf2c30deb0747909212517151017ba465b6c87d10672"
+    assert tokenizer.hash == hashlib.sha256(vocab.encode()).hexdigest() and tokenizer.vocab_size == 20
