@@ -1,1 +1,40 @@
-"""One module per `dnabird` subcommand; see `dnabird.cli`."""
+"""One module per `dnabird` subcommand; see `dnabird.cli`. The helpers below hold the shape they share."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+
+
+def add_command(subparsers, name: str, run: Callable[[argparse.Namespace], int], help: str,
+                description: str | None = None, **defaults) -> argparse.ArgumentParser:
+    """The parser of subcommand `name`, which runs `run(args)` (`dnabird.cli.main` turns its dnabird errors into
+    exit status 1); `defaults`: more attributes for `args`."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    parser.set_defaults(func=run, **defaults)
+    return parser
+
+
+def add_overrides(parser: argparse.ArgumentParser, example: str | None = None) -> None:
+    """The trailing `key.sub=value …` arguments that override config values (`example`: shown in the help)."""
+    parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
+                        help="override config values" + (f", e.g. {example}" if example else ""))
+
+
+def add_resume_and_overrides(parser: argparse.ArgumentParser, example: str | None = None) -> None:
+    """`--resume` (continue a training run) and the config overrides (`add_overrides`)."""
+    parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
+    add_overrides(parser, example)
+
+
+def print_token_ids(texts: Iterable[str], encode: Callable[[str, int], list[int]],
+                    offsets: Callable[[str], list[tuple[int, int]]] | None = None) -> int:
+    """Print one line per text: its ids (`encode(text, number)`, numbered from 1), or with `offsets` (a text's
+    token spans) `id:start-end` per token."""
+    for number, text in enumerate(texts, start=1):
+        ids = encode(text, number)
+        if offsets is None:
+            print(" ".join(map(str, ids)))
+        else:
+            print(" ".join(f"{token}:{start}-{end}" for token, (start, end) in zip(ids, offsets(text), strict=True)))
+    return 0

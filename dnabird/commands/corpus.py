@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from dnabird.commands import add_command
 from dnabird.data.corpus import CorpusConfig, build_corpus
 
 _DEFAULTS = CorpusConfig()
@@ -27,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "corpus", help="cut a genome FASTA into documents of sentences for pretraining",
+    parser = add_command(
+        subparsers, "corpus", run, help="cut a genome FASTA into documents of sentences for pretraining",
         description="Cut each chromosome into 500-1000 bp sentences grouped into documents of 50-100 "
                     "sentences, one pass per set of random cut points; held-out chromosomes go to a "
                     "separate split. An interrupted run resumes from its completed parts.")
@@ -51,4 +52,3 @@ def register(subparsers) -> None:
                         help="each pass starts at a random offset up to this")
     parser.add_argument("--max-n-fraction", type=float, default=_DEFAULTS.max_n_fraction,
                         help="skip sentences with a larger fraction of N (default: %(default)s)")
-    parser.set_defaults(func=run)

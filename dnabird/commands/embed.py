@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from dnabird.commands import add_command
 from dnabird.errors import ParameterError
 
 
@@ -29,10 +30,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("embed", help="per-sequence embeddings of regions or sequences (HDF5)",
-                                   description="Write one vector per genome region (--genome with --regions) or "
-                                               "per FASTA record (--sequences): the final hidden state at [CLS], "
-                                               "or the mean over the DNA tokens, to an HDF5 file.")
+    parser = add_command(subparsers, "embed", run, help="per-sequence embeddings of regions or sequences (HDF5)",
+                         description="Write one vector per genome region (--genome with --regions) or "
+                                     "per FASTA record (--sequences): the final hidden state at [CLS], "
+                                     "or the mean over the DNA tokens, to an HDF5 file.")
     parser.add_argument("--model", required=True, help="checkpoint directory")
     parser.add_argument("--genome", help="reference FASTA, with --regions")
     parser.add_argument("--regions", help="BED of regions (strand - reads the reverse complement)")
@@ -43,4 +44,3 @@ def register(subparsers) -> None:
     parser.add_argument("--eval-length", type=int, help="padded token length (default: the task's or the model's)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
-    parser.set_defaults(func=run)

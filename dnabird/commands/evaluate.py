@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 
+from dnabird.commands import add_command
+
 
 def run(args: argparse.Namespace) -> int:
     from dnabird.pretraining.evaluate import evaluate_checkpoint, format_report
@@ -21,8 +23,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "evaluate", help="held-out MLM/NSP accuracy and bits per base of a model",
+    parser = add_command(
+        subparsers, "evaluate", run, help="held-out MLM/NSP accuracy and bits per base of a model",
         description="Score a pretrained model on held-out shards. Options left out take the values the "
                     "pretraining run that wrote CHECKPOINT was evaluated with (from its run.json), so the "
                     "command alone reproduces that run's report.json; without such a record --shards is "
@@ -38,4 +40,3 @@ def register(subparsers) -> None:
     parser.add_argument("--seed", type=int, help="seed of the held-out examples and masking (default 1234)")
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda (default: auto)")
     parser.add_argument("--out", help="write the report as JSON here")
-    parser.set_defaults(func=run)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dnabird.commands import add_command
 from dnabird.data.fetch import DATA_ENV, data_root, fetch
 from dnabird.data.manifests import load_manifest, shipped_manifest_paths
 
@@ -25,11 +26,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "fetch", help="download or generate a data source described by a manifest",
+    parser = add_command(
+        subparsers, "fetch", run, help="download or generate a data source described by a manifest",
         description=f"Download (or generate) a data source and verify it. Without --dest, files go to "
                     f"${DATA_ENV}/NAME (now {data_root()}/NAME).")
     parser.add_argument("name", nargs="?", help="shipped manifest name (see --list) or a manifest path")
     parser.add_argument("--dest", help="folder that receives the files")
     parser.add_argument("--list", action="store_true", help="list the shipped manifests")
-    parser.set_defaults(func=run)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from dnabird.commands import add_command, add_resume_and_overrides
 from dnabird.config import read_yaml
 from dnabird.errors import ConfigError
 from dnabird.tasks import TASKS
@@ -38,17 +39,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("finetune", help="fine-tune an encoder on a supervised task (promoter, ...)",
-                                   description="Fine-tune a pretrained (or fresh) encoder on a supervised task; "
-                                               "writes the selected model with its task.json, report.json and "
-                                               "plots to the output folder.")
+    parser = add_command(subparsers, "finetune", run, help="fine-tune an encoder on a supervised task (promoter, ...)",
+                         description="Fine-tune a pretrained (or fresh) encoder on a supervised task; "
+                                     "writes the selected model with its task.json, report.json and "
+                                     "plots to the output folder.")
     parser.add_argument("task", choices=sorted(TASKS), help="the task")
     parser.add_argument("--config", required=True, help="task config YAML, or a pipeline YAML with a TASK section")
     parser.add_argument("--pretrained", help="pretrained checkpoint directory, or 'none' to train from scratch")
     parser.add_argument("--source", choices=("bundle", "windows"),
                         help="chromatin: the .mat bundle's 1000-bp rows, or windows of the genome around each bin")
     parser.add_argument("--out", help="output folder (default: train.out_dir, or the pipeline's OUT_DIR/TASK)")
-    parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
-    parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
-                        help="override config values, e.g. train.lr=1e-4 data.negatives=genomic")
-    parser.set_defaults(func=run)
+    add_resume_and_overrides(parser, "train.lr=1e-4 data.negatives=genomic")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from dnabird.commands import add_command
+
 
 def run(args: argparse.Namespace) -> int:
     from dnabird.model import from_hf_longformer, save_checkpoint
@@ -29,10 +31,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("import-hf", help="convert a Hugging Face save_pretrained directory",
-                                   description="Convert a Hugging Face BigBird, Longformer, LED or BigBird-Pegasus "
-                                               "directory (written by save_pretrained) into a dnabird checkpoint "
-                                               "directory, with its tokenizer and, for a classifier, its task.json.")
+    parser = add_command(subparsers, "import-hf", run, help="convert a Hugging Face save_pretrained directory",
+                         description="Convert a Hugging Face BigBird, Longformer, LED or BigBird-Pegasus "
+                                     "directory (written by save_pretrained) into a dnabird checkpoint "
+                                     "directory, with its tokenizer and, for a classifier, its task.json.")
     parser.add_argument("source", help="directory written by transformers' save_pretrained (config.json, "
                                        "model.safetensors or pytorch_model.bin, tokenizer.json)")
     parser.add_argument("output", help="dnabird checkpoint directory to write")
@@ -49,4 +51,3 @@ def register(subparsers) -> None:
     bigbird.add_argument("--eval-length", type=int, help="classifier: padded token length (default: the "
                                                          "model's positions)")
     bigbird.add_argument("--task", default="imported", help="classifier: task name for task.json")
-    parser.set_defaults(func=run)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from dnabird.commands import add_command
 from dnabird.provenance import versions
 
 
@@ -14,7 +15,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("info", help="show versions and compute devices",
-                                   description="Print the versions of dnabird and its key dependencies, and "
-                                               "the compute devices torch sees.")
-    parser.set_defaults(func=run)
+    add_command(subparsers, "info", run, help="show versions and compute devices",
+                description="Print the versions of dnabird and its key dependencies, and the compute devices "
+                            "torch sees.")

@@ -6,6 +6,7 @@ import argparse
 import re
 from pathlib import Path
 
+from dnabird.commands import add_command
 from dnabird.commands.score import add_model_options
 from dnabird.errors import ParameterError
 
@@ -40,14 +41,13 @@ def plot_name(output: str) -> str:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("ism", help="saturation mutagenesis of a region: every SNV, with heat maps",
-                                   description="Score every SNV of a region (at most the window long) in one "
-                                               "window centred on it, with a fine-tuned head or zero-shot "
-                                               "mlm_llr; writes the position x base effects (ism.h5, ism.tsv) "
-                                               "and heat maps.")
+    parser = add_command(subparsers, "ism", run, help="saturation mutagenesis of a region: every SNV, with heat maps",
+                         description="Score every SNV of a region (at most the window long) in one "
+                                     "window centred on it, with a fine-tuned head or zero-shot "
+                                     "mlm_llr; writes the position x base effects (ism.h5, ism.tsv) "
+                                     "and heat maps.")
     add_model_options(parser)
     parser.add_argument("--region", required=True, help="CHROM:START-END, 1-based inclusive (e.g. chr1:1001-1100)")
     parser.add_argument("--out", required=True, help="output folder: ism.h5, ism.tsv, ism_<output>.png")
     parser.add_argument("--plot", action="append", metavar="OUTPUT",
                         help="output to draw (repeatable; default the first)")
-    parser.set_defaults(func=run)

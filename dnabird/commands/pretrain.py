@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from dnabird.commands import add_command, add_resume_and_overrides
+
 
 def run(args: argparse.Namespace) -> int:
     from dnabird.config import read_yaml
@@ -20,14 +22,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("pretrain", help="pretrain an encoder with MLM + NSP on token shards",
-                                   description="Pretrain a BigBird encoder with masked-LM and next-sentence "
-                                               "objectives on HDF5 token shards; writes checkpoints, "
-                                               "metrics.jsonl and the final model to the config's out_dir. "
-                                               "Under torchrun it trains on every process (DDP).")
+    parser = add_command(subparsers, "pretrain", run, help="pretrain an encoder with MLM + NSP on token shards",
+                         description="Pretrain a BigBird encoder with masked-LM and next-sentence "
+                                     "objectives on HDF5 token shards; writes checkpoints, "
+                                     "metrics.jsonl and the final model to the config's out_dir. "
+                                     "Under torchrun it trains on every process (DDP).")
     parser.add_argument("--config", required=True,
                         help="pretraining YAML (keys of PretrainConfig) or a pipeline YAML with a pretrain section")
-    parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
-    parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
-                        help="override config values, e.g. train.max_steps=1000 train.lr=2e-4")
-    parser.set_defaults(func=run)
+    add_resume_and_overrides(parser, "train.max_steps=1000 train.lr=2e-4")

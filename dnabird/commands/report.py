@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
+from dnabird.commands import add_command
 from dnabird.io import write_text_atomic
 
 
@@ -19,10 +20,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "report", help="write the results page of finished runs",
+    parser = add_command(
+        subparsers, "report", run, help="write the results page of finished runs",
         description="Write one Markdown page with the headline figures of finished `dnabird run` folders, read "
                     "from their records: runs of one pipeline are grouped, several seeds give mean and range.")
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders (each with run.json)")
     parser.add_argument("--results", required=True, metavar="FILE", help="the page to write, e.g. docs/results.md")
-    parser.set_defaults(func=run)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from dnabird.commands import add_command, add_overrides
 from dnabird.pipeline import default_pipeline, load_pipeline, run_pipeline
 
 
@@ -35,16 +36,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("run", help="run the stages of a pipeline YAML (or print its config)",
-                                   description="Run a pipeline's stages in order, skipping those whose config "
-                                               "and inputs are unchanged and resuming an interrupted one; "
-                                               "outputs, run.json and report.md go to out_dir.")
+    parser = add_command(subparsers, "run", run, help="run the stages of a pipeline YAML (or print its config)",
+                         description="Run a pipeline's stages in order, skipping those whose config "
+                                     "and inputs are unchanged and resuming an interrupted one; "
+                                     "outputs, run.json and report.md go to out_dir.",
+                         resumes_itself=True)
     parser.add_argument("pipeline", nargs="?", help="pipeline YAML, e.g. pipelines/demo.yaml")
-    parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
-                        help="override config values, e.g. tokenizer.vocab_size=512 seed=3")
+    add_overrides(parser, "tokenizer.vocab_size=512 seed=3")
     parser.add_argument("--force", action="append", default=[], metavar="STAGE",
                         help="run STAGE even when it is up to date (repeatable)")
     parser.add_argument("--print-config", action="store_true",
                         help="print the resolved config (defaults filled in, overrides applied) and exit; "
                              "without PIPELINE, every stage's defaults")
-    parser.set_defaults(func=run, resumes_itself=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dnabird.commands import add_command
+
 FORMATS = ("tsv", "hdf5", "vcf")
 
 
@@ -74,9 +76,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("score", help="score the variants of a VCF with a model",
-                                   description="Score every ALT allele of a VCF. Under torchrun each rank scores "
-                                               "a slice of the records; rank 0 writes the merged output.")
+    parser = add_command(subparsers, "score", run, help="score the variants of a VCF with a model",
+                         description="Score every ALT allele of a VCF. Under torchrun each rank scores "
+                                     "a slice of the records; rank 0 writes the merged output.")
     add_model_options(parser)
     parser.add_argument("--vcf", required=True, help="variants (VCF, plain or bgzip)")
     parser.add_argument("--out", required=True, help="output file; also writes OUT.unscored.tsv and OUT.json")
@@ -87,4 +89,3 @@ def register(subparsers) -> None:
     parser.add_argument("--on-ref-mismatch", default="skip", choices=("skip", "genome"),
                         help="skip alleles whose REF differs from the genome, or score them with the genome's "
                              "bases (flagged ref_match=False); default skip")
-    parser.set_defaults(func=run)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from dnabird.commands import add_command
 from dnabird.data.corpus import SPLITS
 
 
@@ -16,8 +17,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "shards", help="tokenize a corpus into HDF5 token shards, one per corpus part",
+    parser = add_command(
+        subparsers, "shards", run, help="tokenize a corpus into HDF5 token shards, one per corpus part",
         description="Encode every sentence of a corpus (written by `dnabird corpus`) with a tokenizer into "
                     "OUT/SPLIT/PART.h5. Rerun the same command to resume: shards already made from the same "
                     "part by the same tokenizer are kept.")
@@ -27,4 +28,3 @@ def register(subparsers) -> None:
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--splits", nargs="+", default=list(SPLITS), choices=SPLITS,
                         help="corpus splits to tokenize (default: %(default)s)")
-    parser.set_defaults(func=run)

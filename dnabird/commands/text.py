@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from dnabird.commands import add_command, add_resume_and_overrides, print_token_ids
+
 
 def tokenizer_train(args: argparse.Namespace) -> int:
     from dnabird.data.text_tokenizer import TextTokenizerConfig, train_on_files
@@ -27,14 +29,8 @@ def tokenizer_encode(args: argparse.Namespace) -> int:
     from dnabird.data.text_tokenizer import TextTokenizer
 
     tokenizer = TextTokenizer.load(args.model)
-    for text in args.texts or (line.rstrip("\n") for line in sys.stdin):
-        ids = tokenizer.encode(text)
-        if args.offsets:
-            print(" ".join(f"{token}:{start}-{end}"
-                           for token, (start, end) in zip(ids, tokenizer.offsets(text), strict=True)))
-        else:
-            print(" ".join(map(str, ids)))
-    return 0
+    texts = args.texts or (line.rstrip("\n") for line in sys.stdin)
+    return print_token_ids(texts, lambda text, _: tokenizer.encode(text), tokenizer.offsets if args.offsets else None)
 
 
 def _train(module: str, function: str):
@@ -86,7 +82,7 @@ def register(subparsers) -> None:
 
     tokenizer = commands.add_parser("tokenizer", help="train a sentencepiece text tokenizer or encode text")
     tok = tokenizer.add_subparsers(title="tokenizer commands", metavar="COMMAND", required=True)
-    trainer = tok.add_parser("train", help="train on plain-text or JSONL files")
+    trainer = add_command(tok, "train", tokenizer_train, help="train on plain-text or JSONL files")
     trainer.add_argument("files", nargs="+", help="text files or directories (*.txt, *.jsonl)")
     trainer.add_argument("--out", required=True, help="model file to write, e.g. text.model")
     trainer.add_argument("--vocab-size", type=int, default=32000, help="pieces incl. 5 specials (default: %(default)s)")
@@ -95,21 +91,18 @@ def register(subparsers) -> None:
     trainer.add_argument("--sample-lines", type=int, default=1_000_000, help="lines sampled for training")
     trainer.add_argument("--text-field", default="text", help="JSONL field holding a document")
     trainer.add_argument("--seed", type=int, default=0, help="sampling seed")
-    trainer.set_defaults(func=tokenizer_train)
-    encoder = tok.add_parser("encode", help="print token ids of texts (arguments or stdin lines)")
+    encoder = add_command(tok, "encode", tokenizer_encode, help="print token ids of texts (arguments or stdin lines)")
     encoder.add_argument("--model", required=True, help="sentencepiece model (trained here or e.g. spiece.model)")
     encoder.add_argument("texts", nargs="*", help="texts; none: read stdin")
     encoder.add_argument("--offsets", action="store_true", help="print id:start-end character spans")
-    encoder.set_defaults(func=tokenizer_encode)
 
     for name, (module, function, help_text) in TRAINING.items():
-        command = commands.add_parser(name, help=help_text)
+        command = add_command(commands, name, _train(module, function), help=help_text)
         command.add_argument("--config", required=True, help="YAML with the keys of the run's config")
-        command.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
-        command.add_argument("overrides", nargs="*", metavar="key.sub=value", help="override config values")
-        command.set_defaults(func=_train(module, function))
+        add_resume_and_overrides(command)
 
-    summary = commands.add_parser("summarise", help="summarise documents with an encoder-decoder checkpoint")
+    summary = add_command(commands, "summarise", summarise,
+                          help="summarise documents with an encoder-decoder checkpoint")
     summary.add_argument("--model", required=True, help="encoder-decoder checkpoint (import-hf led|bigbird_pegasus, "
                                                         "or the summarise task's model/)")
     summary.add_argument("inputs", nargs="+", help="a .txt file (one document; writes <name>.summary.txt beside it) "
@@ -123,12 +116,11 @@ def register(subparsers) -> None:
     summary.add_argument("--on-long", choices=("truncate", "error"), default="truncate",
                          help="a document longer than --max-length: keep its first tokens (warning) or refuse")
     summary.add_argument("--batch-size", type=int, default=4, help="documents per forward pass")
-    summary.set_defaults(func=summarise)
 
-    convert = commands.add_parser("triviaqa-to-squad", help="convert TriviaQA (qa JSON + evidence) as Longformer does")
+    convert = add_command(commands, "triviaqa-to-squad", triviaqa,
+                          help="convert TriviaQA (qa JSON + evidence) as Longformer does")
     convert.add_argument("qa_file", help="e.g. qa/wikipedia-dev.json")
     convert.add_argument("evidence_dir", help="the evidence/ folder (wikipedia/, web/)")
     convert.add_argument("out", help="SQuAD-format JSON to write")
     convert.add_argument("--max-words", type=int, default=4096, help="words kept per document (default: %(default)s)")
     convert.add_argument("--answered-only", action="store_true", help="drop documents without an answer")
-    convert.set_defaults(func=triviaqa)

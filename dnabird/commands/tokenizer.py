@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dnabird.commands import add_command, print_token_ids
 from dnabird.data.tokenizer import TokenizerConfig, load_tokenizer, train_on_corpus
 
 _DEFAULTS = TokenizerConfig()
@@ -24,15 +25,9 @@ def train(args: argparse.Namespace) -> int:
 
 def encode(args: argparse.Namespace) -> int:
     tokenizer = load_tokenizer(args.model)
-    lines = args.sequences or (line.strip() for line in sys.stdin)
-    for number, sequence in enumerate(lines, start=1):
-        ids = tokenizer.encode(sequence, record=f"input {number}")
-        if args.offsets:
-            print(" ".join(f"{token}:{start}-{end}"
-                           for token, (start, end) in zip(ids, tokenizer.offsets(sequence), strict=True)))
-        else:
-            print(" ".join(map(str, ids)))
-    return 0
+    return print_token_ids(args.sequences or (line.strip() for line in sys.stdin),
+                           lambda sequence, number: tokenizer.encode(sequence, record=f"input {number}"),
+                           tokenizer.offsets if args.offsets else None)
 
 
 def register(subparsers) -> None:
@@ -41,7 +36,7 @@ def register(subparsers) -> None:
                                                "(reporting held-out bp/token), or print the token ids of DNA "
                                                "sequences.")
     commands = parser.add_subparsers(title="tokenizer commands", metavar="COMMAND", required=True)
-    trainer = commands.add_parser("train", help="train on the train split of a corpus directory")
+    trainer = add_command(commands, "train", train, help="train on the train split of a corpus directory")
     trainer.add_argument("corpus", help="corpus directory written by `dnabird corpus`")
     trainer.add_argument("--out", required=True, help="model file to write, e.g. dna.model")
     trainer.add_argument("--vocab-size", type=int, default=_DEFAULTS.vocab_size,
@@ -53,11 +48,9 @@ def register(subparsers) -> None:
     trainer.add_argument("--heldout-sentences", type=int, default=_DEFAULTS.heldout_sentences,
                          help="held-out sentences to report bp/token on; 0 to skip (default: %(default)s)")
     trainer.add_argument("--seed", type=int, default=_DEFAULTS.seed, help="sampling seed")
-    trainer.set_defaults(func=train)
-    encoder = commands.add_parser("encode", help="print token ids of DNA sequences (arguments or stdin)")
+    encoder = add_command(commands, "encode", encode, help="print token ids of DNA sequences (arguments or stdin)")
     encoder.add_argument("--model", required=True, help="tokenizer: a .model file, a tokenizer.json (with "
                                                         "special_tokens_map.json beside it) or a checkpoint directory")
     encoder.add_argument("sequences", nargs="*",
                          help="DNA sequences (lower case reads as upper case); none: read stdin")
     encoder.add_argument("--offsets", action="store_true", help="print id:start-end bp spans")
-    encoder.set_defaults(func=encode)
