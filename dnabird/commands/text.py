@@ -14,13 +14,13 @@ from dnabird.commands import add_command, add_resume_and_overrides, print_token_
 
 
 def tokenizer_train(args: argparse.Namespace) -> int:
-    from dnabird.data.text_tokenizer import TextTokenizerConfig, train_on_files
+    from dnabird.data.text_tokenizer import SPECIAL_NAMES, TextTokenizerConfig, train_on_files
 
     config = TextTokenizerConfig(vocab_size=args.vocab_size, model_type=args.model_type,
                                  byte_fallback=not args.no_byte_fallback, sample_lines=args.sample_lines,
                                  seed=args.seed, text_field=args.text_field)
     tokenizer = train_on_files(args.files, args.out, config)
-    specials = ", ".join(f"{name}={getattr(tokenizer, name + '_id')}" for name in ("pad", "unk", "cls", "sep", "mask"))
+    specials = ", ".join(f"{name}={getattr(tokenizer, name + '_id')}" for name in SPECIAL_NAMES)
     print(f"wrote {args.out} (vocab {tokenizer.vocab_size}, sha256 {tokenizer.hash}; {specials})")
     return 0
 

@@ -29,14 +29,13 @@ from tokenizers import AddedToken, decoders, normalizers, processors
 from tokenizers import Tokenizer as BackendTokenizer
 from tokenizers.models import BPE
 
-from dnabird.data.tokenizer_base import DnaTokenizer, TokenizersBackedTokenizer
+from dnabird.data.tokenizer_base import SPECIAL_NAMES, DnaTokenizer, TokenizersBackedTokenizer
 from dnabird.errors import InputFormatError
 from dnabird.io import write_json_atomic, write_text_atomic
 
 TOKENIZER_FILE = "tokenizer.json"
 SPECIAL_TOKENS_FILE = "special_tokens_map.json"
 CONFIG_FILE = "tokenizer_config.json"
-SPECIAL_NAMES = ("pad", "unk", "cls", "sep", "mask")
 
 
 def _token_text(value) -> str | None:

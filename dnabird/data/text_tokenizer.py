@@ -28,10 +28,9 @@ import numpy as np
 
 from dnabird.data.text import read_documents
 from dnabird.data.tokenizer import reservoir_sample
-from dnabird.data.tokenizer_base import SPECIAL_TOKENS, SentencePieceTokenizer
+from dnabird.data.tokenizer_base import SPECIAL_NAMES, SPECIAL_TOKENS, SentencePieceTokenizer
 from dnabird.errors import InputFormatError, ParameterError
 
-SPECIAL_NAMES = ("pad", "unk", "cls", "sep", "mask")
 # piece names tried for each special id of an imported model, in order (dnabird/BERT/ALBERT, then RoBERTa/T5)
 SPECIAL_PIECES = {
     "pad": ("[PAD]", "<pad>"),

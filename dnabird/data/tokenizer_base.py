@@ -30,6 +30,7 @@ from dnabird.io import atomic_output
 
 # the fixed layout of every tokenizer dnabird trains: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+SPECIAL_NAMES = ("pad", "unk", "cls", "sep", "mask")  # the special-id attributes: pad_id, unk_id, …
 
 
 def check_sequence(sequence: str, record: str, alphabet: str) -> None:
