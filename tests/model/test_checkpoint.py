@@ -152,3 +152,21 @@ def test_a_fine_tuned_checkpoint_without_task_json_names_the_missing_file(tmp_pa
     (directory / "task.json").unlink()
     with pytest.raises(CheckpointError, match=r"task.json: missing: the weights hold a fine-tuned head \(classifier"):
         load_checkpoint(directory)
+
+
+def test_read_tokenizer_with_a_task_tokenizer_class_reads_the_one_model_file(tmp_path):
+    from dnabird.data.text_tokenizer import TextTokenizer
+    from dnabird.model.checkpoint import read_tokenizer
+
+    lines = [f"the {word} fox jumps over the lazy dog {i}" for i, word in enumerate(["quick", "slow", "red"] * 40)]
+    trained = TextTokenizer.train(lines, tmp_path / "ckpt" / "text.model", vocab_size=300, sample_size=100,
+                                  num_threads=1)
+    read = read_tokenizer(tmp_path / "ckpt", TextTokenizer)
+    assert isinstance(read, TextTokenizer) and read.hash == trained.hash
+    assert read.path == tmp_path / "ckpt" / "text.model"
+    (tmp_path / "ckpt" / "second.model").write_bytes((tmp_path / "ckpt" / "text.model").read_bytes())
+    with pytest.raises(CheckpointError, match="expected one tokenizer .model file, found 2"):
+        read_tokenizer(tmp_path / "ckpt", TextTokenizer)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match="found 0"):
+        read_tokenizer(tmp_path / "empty", TextTokenizer)
