@@ -23,6 +23,7 @@ import dataclasses
 import logging
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -59,10 +60,9 @@ _FIXED = {
     "mlm.norm": "cls.predictions.transform.LayerNorm",
     "nsp": "cls.seq_relationship",
 }
-_TIED = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")
-# BigBirdForSequenceClassification: its head's dense layer is dnabird's [CLS] pooler, its out_proj the classifier
-_CLASSIFIER_FIXED = {**{k: v for k, v in _FIXED.items() if k.startswith("encoder.embeddings")},
-                     "encoder.pooler": "classifier.dense", "classifier": "classifier.out_proj"}
+WORD_KEY = "encoder.embeddings.word.weight"
+_TIED = ("cls.predictions.decoder.weight",)  # the MLM decoder: the word table again
+_DECODER_BIAS = ("cls.predictions.decoder.bias",)  # transformers' copy of the MLM bias
 _UNUSED_POOLER = ("bert.pooler.weight", "bert.pooler.bias")
 ARCHITECTURES = ("BigBirdForPreTraining", "BigBirdForMaskedLM", "BigBirdModel", "BigBirdForSequenceClassification")
 _REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
@@ -70,30 +70,49 @@ _REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_he
              "type_vocab_size")
 
 
-def map_name(name: str, *, layer_prefix: str, layer_names: dict, fixed: dict, bias: str | None) -> str | None:
-    """The Hugging Face key of dnabird key `name` under one architecture's tables (None if it has none)."""
-    if name == "mlm.bias":
-        return bias
-    module, _, leaf = name.rpartition(".")
-    match = re.fullmatch(r"encoder\.layers\.(\d+)\.(.+)", module)
-    if match and match.group(2) in layer_names:
-        return f"{layer_prefix}.{match.group(1)}.{layer_names[match.group(2)]}.{leaf}"
-    return f"{fixed[module]}.{leaf}" if module in fixed else None
+@dataclass(frozen=True)
+class NameMap:
+    """One architecture's dnabird → Hugging Face names: `fixed` modules outside the layers; `layers`: for each
+    dnabird layer stack ("encoder.layers"), the Hugging Face prefix and the module table of a layer (as
+    `{prefix}.{i}.{module}`); `keys`: whole keys mapped as they are (loose biases)."""
+
+    fixed: dict[str, str]
+    layers: dict[str, tuple[str, dict[str, str]]]
+    keys: dict[str, str] = field(default_factory=dict)
+
+    def hf_name(self, name: str) -> str | None:
+        """The Hugging Face key of dnabird key `name` (None where the architecture has no counterpart)."""
+        if name in self.keys:
+            return self.keys[name]
+        module, _, leaf = name.rpartition(".")
+        match = re.fullmatch(r"(\w+\.layers)\.(\d+)\.(.+)", module)
+        if match and match.group(1) in self.layers:
+            prefix, table = self.layers[match.group(1)]
+            inner = table.get(match.group(3))
+            return None if inner is None else f"{prefix}.{match.group(2)}.{inner}.{leaf}"
+        return f"{self.fixed[module]}.{leaf}" if module in self.fixed else None
+
+
+def check_activation(hf: dict, key: str, architecture: str) -> None:
+    """`ConfigError` unless the config's activation setting `key` is GELU (exact or tanh-approximated)."""
+    if hf.get(key) not in ("gelu", "gelu_new"):
+        raise ConfigError(f"Hugging Face {architecture} config: {key}={hf.get(key)!r} is not supported "
+                          "(expected 'gelu' or 'gelu_new')")
+
+
+_LAYERS = {"encoder.layers": ("bert.encoder.layer", LAYER_NAMES)}
+BIGBIRD_NAMES = NameMap(_FIXED, _LAYERS, {"mlm.bias": "cls.predictions.bias"})
+# BigBirdForSequenceClassification: its head's dense layer is dnabird's [CLS] pooler, its out_proj the classifier
+CLASSIFIER_NAMES = NameMap({**{k: v for k, v in _FIXED.items() if k.startswith("encoder.embeddings")},
+                            "encoder.pooler": "classifier.dense", "classifier": "classifier.out_proj"}, _LAYERS)
 
 
 def hf_name(name: str) -> str:
     """The Hugging Face `BigBirdForPreTraining` state-dict key of a dnabird `PretrainingModel` key."""
-    mapped = map_name(name, layer_prefix="bert.encoder.layer", layer_names=LAYER_NAMES, fixed=_FIXED,
-                      bias="cls.predictions.bias")
+    mapped = BIGBIRD_NAMES.hf_name(name)
     if mapped is None:
         raise ConfigError(f"dnabird tensor {name!r} has no Hugging Face BigBird counterpart")
     return mapped
-
-
-def classifier_hf_name(name: str) -> str | None:
-    """The Hugging Face `BigBirdForSequenceClassification` key of a dnabird `SequenceClassifier` key."""
-    return map_name(name, layer_prefix="bert.encoder.layer", layer_names=LAYER_NAMES, fixed=_CLASSIFIER_FIXED,
-                    bias=None)
 
 
 def config_from_hf(hf: dict) -> EncoderConfig:
@@ -106,8 +125,7 @@ def config_from_hf(hf: dict) -> EncoderConfig:
                           "'original_full'")
     if hf.get("rescale_embeddings"):
         raise ConfigError("rescale_embeddings=True is not supported")
-    if hf.get("hidden_act") not in ("gelu", "gelu_new"):
-        raise ConfigError(f"hidden_act={hf.get('hidden_act')!r} is not supported (expected 'gelu' or 'gelu_new')")
+    check_activation(hf, "hidden_act", "BigBird")
     missing = [key for key in _REQUIRED if key not in hf]
     if missing:
         raise ConfigError(f"missing setting(s) {missing}")
@@ -206,56 +224,62 @@ def from_hf_bigbird(source) -> PretrainingModel | SequenceClassifier:
         problem, outputs = classification_problem(hf_config, config_where)
         config = dataclasses.replace(config, pooling="cls", pooler_activation=config.activation)
         model = SequenceClassifier(config, outputs, problem=problem)
-        report = load_into(model, tensors, where=where, prefix="bert.", name_of=classifier_hf_name, tied=_TIED,
-                           ignored=_UNUSED_POOLER)
+        report = load_into(model, tensors, where=where, prefix="bert.", names=CLASSIFIER_NAMES, tied=_TIED,
+                           ignored=_DECODER_BIAS + _UNUSED_POOLER)
         if report.initialised:
             raise CheckpointError(f"{where}: classifier tensors missing: {list(report.initialised)}")
         return model
     model = PretrainingModel(config, nsp=architecture == "BigBirdForPreTraining")
-    load_into(model, tensors, where=where, prefix="bert.", name_of=hf_name, tied=_TIED)
+    load_into(model, tensors, where=where, prefix="bert.", names=BIGBIRD_NAMES, tied=_TIED, ignored=_DECODER_BIAS)
     if architecture == "BigBirdModel":
         log.warning("%s: a BigBirdModel has no MLM head: its MLM head is freshly initialised, so mlm_llr scores "
                     "and evaluation mean nothing until it is trained (fine-tuning a classifier is unaffected)", where)
     return model
 
 
-def import_pretrained(source, *, prefix: str, config_from, name_of, tied: tuple[str, str], nsp: bool = True,
-                      adapt=None) -> PretrainingModel:
-    """Load a Hugging Face object or `save_pretrained` directory into a new `PretrainingModel`.
+def import_model(source, build, *, config_from, names: NameMap, tied: tuple[str, ...], **load):
+    """`build(config)` loaded with the weights of a Hugging Face object or `save_pretrained` directory.
 
-    prefix: the base-model prefix of head models (a bare base model's keys get it added).
-    config_from: Hugging Face config dict → `EncoderConfig`; name_of: dnabird key → Hugging Face key
-    (None: no counterpart, stays initialised); tied: (decoder weight, decoder bias) keys to ignore.
-    nsp: whether the model has an NSP head. adapt: optional `(tensors by dnabird name, model) -> tensors`
-    applied before loading (e.g. a grown position table).
+    config_from: Hugging Face config dict → the model's config; names, tied and `load` (prefix, ignored, adapt,
+    required): as `load_into`.
     """
     hf_config, tensors, where, config_where = read_source(source)
-    model = PretrainingModel(encoder_config_of(config_from, hf_config, config_where), nsp=nsp)
-    load_into(model, tensors, where=where, prefix=prefix, name_of=name_of, tied=tied, adapt=adapt)
+    model = build(encoder_config_of(config_from, hf_config, config_where))
+    load_into(model, tensors, where=where, names=names, tied=tied, **load)
     return model
 
 
-def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], *, where: str, prefix: str, name_of,
-              tied: tuple[str, str], adapt=None, ignored: tuple[str, ...] = ()) -> LoadReport:
-    """Copy a Hugging Face state dict into `model` (arguments as `import_pretrained`; `ignored`: source keys
-    to drop). Every encoder tensor must be found; heads the source lacks stay initialised and are logged."""
+def _encoder_tensor(name: str) -> bool:
+    return name.startswith("encoder.") and not name.startswith("encoder.pooler.")
+
+
+def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], *, where: str, names: NameMap,
+              tied: tuple[str, ...], prefix: str = "", ignored: tuple[str, ...] = (), adapt=None,
+              required=_encoder_tensor) -> LoadReport:
+    """Copy a Hugging Face state dict into `model`.
+
+    prefix: the base-model prefix of head models (a bare base model's keys get it added). tied: source keys
+    that must equal the word embeddings (dnabird keeps one table). ignored: source keys to drop. adapt:
+    optional `(tensors by dnabird name, model) -> tensors` applied before loading (a grown position table,
+    zero-filled biases). required: which dnabird keys the source must give (default: the encoder's); the
+    others it lacks stay initialised and are logged.
+    """
     if not any(k.startswith(prefix) for k in tensors):  # a bare base model
         tensors = {f"{prefix}{k}": v for k, v in tensors.items()}
-    wanted = {name_of(name): name for name in model.state_dict() if name_of(name) is not None}
-    decoder_weight = tensors.get(tied[0])
-    word = tensors.get(name_of("encoder.embeddings.word.weight"))
-    if decoder_weight is not None and word is not None and not torch.equal(decoder_weight, word):
-        raise ConfigError(f"{where}: the MLM decoder is not tied to the word embeddings; dnabird ties them")
+    wanted = {names.hf_name(name): name for name in model.state_dict() if names.hf_name(name) is not None}
+    word_key = names.hf_name(WORD_KEY)
+    for key in tied:
+        if key in tensors and word_key in tensors and not torch.equal(tensors[key], tensors[word_key]):
+            raise ConfigError(f"{where}: {key} is not tied to the word embeddings {word_key}; dnabird ties them")
     ignored = set(tied) | set(ignored) | {k for k in tensors if k.endswith(("position_ids", "token_type_ids"))}
     unexpected = sorted(set(tensors) - set(wanted) - ignored)
     if unexpected:
         raise CheckpointError(f"{where}: Hugging Face tensors with no dnabird counterpart: {unexpected[:10]}")
     ours = {wanted[k]: v for k, v in tensors.items() if k in wanted}
     report = load_weights(model, adapt(ours, model) if adapt else ours, source=where, strict=False)
-    encoder_missing = [k for k in report.initialised
-                       if k.startswith("encoder.") and not k.startswith("encoder.pooler.")]
-    if encoder_missing:
-        raise CheckpointError(f"{where}: encoder tensors missing: {encoder_missing[:10]}")
+    missing = [k for k in report.initialised if required(k)]
+    if missing:
+        raise CheckpointError(f"{where}: tensors missing from the source: {missing[:10]}")
     if report.initialised:
         log.info("imported %s; freshly initialised: %s", where, ", ".join(report.initialised))
     return report

@@ -13,33 +13,24 @@ from __future__ import annotations
 import logging
 import math
 
-from dnabird.errors import ConfigError
 from dnabird.model.config import SPARSE_ATTENTION_DROPOUT, EncoderConfig
-from dnabird.model.hf import block_sparse_differences
-from dnabird.model.hf_led import DECODER_LAYER
-from dnabird.model.hf_seq2seq import NameTables, import_seq2seq
+from dnabird.model.hf import block_sparse_differences, check_activation
+from dnabird.model.hf_seq2seq import import_seq2seq, seq2seq_config, seq2seq_names
 from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig
 
 log = logging.getLogger(__name__)
-NAMES = NameTables(
-    fixed={"encoder.embeddings.position": "model.encoder.embed_positions",
-           "encoder.final_norm": "model.encoder.layernorm_embedding",
-           "decoder.position": "model.decoder.embed_positions",
-           "decoder.final_norm": "model.decoder.layernorm_embedding"},
-    encoder_prefix="model.encoder.layers",
-    encoder_layer={"attention.query": "self_attn.self.query", "attention.key": "self_attn.self.key",
-                   "attention.value": "self_attn.self.value", "attention.output": "self_attn.output",
-                   "attention_norm": "self_attn_layer_norm", "ffn_in": "fc1", "ffn_out": "fc2",
-                   "ffn_norm": "final_layer_norm"},
-    decoder_prefix="model.decoder.layers", decoder_layer=DECODER_LAYER, word="model.shared.weight",
-    tied=("model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight"))
+NAMES = seq2seq_names("model", norms={"encoder.final_norm": "encoder.layernorm_embedding",
+                                      "decoder.final_norm": "decoder.layernorm_embedding"},
+                      encoder_layer={
+                          "attention.query": "self_attn.self.query", "attention.key": "self_attn.self.key",
+                          "attention.value": "self_attn.self.value", "attention.output": "self_attn.output",
+                          "attention_norm": "self_attn_layer_norm", "ffn_in": "fc1", "ffn_out": "fc2",
+                          "ffn_norm": "final_layer_norm"})
 
 
 def config_from_bigbird_pegasus(hf: dict) -> Seq2SeqConfig:
     """A `Seq2SeqConfig` equal in behaviour to a Hugging Face `BigBirdPegasusConfig` (as a dict)."""
-    if hf.get("activation_function") not in ("gelu", "gelu_new"):
-        raise ConfigError(f"Hugging Face BigBird-Pegasus config: activation_function="
-                          f"{hf.get('activation_function')!r} is not supported (expected 'gelu' or 'gelu_new')")
+    check_activation(hf, "activation_function", "BigBird-Pegasus")
     attention_dropout = hf["attention_dropout"]
     if hf.get("attention_type", "block_sparse") == "original_full":
         pattern = {"type": "full"}
@@ -58,13 +49,9 @@ def config_from_bigbird_pegasus(hf: dict) -> Seq2SeqConfig:
         embedding_norm=False, embedding_scale=math.sqrt(width) if hf.get("scale_embedding", True) else 1.0,
         pre_norm=True, base_seed=0, reseed_each_step=False, pooling="mean",
         initializer_range=hf.get("init_std", 0.02))
-    return Seq2SeqConfig(encoder=encoder, decoder_layers=hf["decoder_layers"],
-                         decoder_heads=hf["decoder_attention_heads"], decoder_intermediate_size=hf["decoder_ffn_dim"],
-                         max_decoder_positions=hf["max_position_embeddings"],
-                         decoder_start_token_id=hf.get("decoder_start_token_id", 2),
-                         eos_token_id=hf.get("eos_token_id", 1))
+    return seq2seq_config(hf, encoder, max_decoder_positions=hf["max_position_embeddings"], eos_token_id=1)
 
 
 def from_hf_bigbird_pegasus(source) -> EncoderDecoder:
     """An `EncoderDecoder` with the weights of a Hugging Face BigBird-Pegasus model object or directory."""
-    return import_seq2seq(source, config_from=config_from_bigbird_pegasus, names=NAMES)
+    return import_seq2seq(source, "model", config_from=config_from_bigbird_pegasus, names=NAMES)

@@ -9,27 +9,17 @@ stays freshly initialised when the source has none.
 
 from __future__ import annotations
 
-from dnabird.errors import ConfigError
 from dnabird.model.config import EncoderConfig
 from dnabird.model.heads import PretrainingModel
-from dnabird.model.hf import LAYER_NAMES as BIGBIRD_LAYER_NAMES
-from dnabird.model.hf import import_pretrained, map_name
-from dnabird.model.hf_roberta import roberta_fixed_names
+from dnabird.model.hf import LAYER_NAMES, check_activation
+from dnabird.model.hf_roberta import import_masked_lm, roberta_names
 
-_LAYER = {
-    **BIGBIRD_LAYER_NAMES,
+NAMES = roberta_names("longformer", {
+    **LAYER_NAMES,
     "attention.global_query": "attention.self.query_global",
     "attention.global_key": "attention.self.key_global",
     "attention.global_value": "attention.self.value_global",
-}
-_FIXED = roberta_fixed_names("longformer")
-_TIED = ("lm_head.decoder.weight", "lm_head.decoder.bias")
-
-
-def longformer_name(name: str) -> str | None:
-    """The Hugging Face `LongformerForMaskedLM` key of a dnabird key (None for the NSP head)."""
-    return map_name(name, layer_prefix="longformer.encoder.layer", layer_names=_LAYER, fixed=_FIXED,
-                    bias="lm_head.bias")
+})
 
 
 def config_from_longformer(hf: dict) -> EncoderConfig:
@@ -37,8 +27,7 @@ def config_from_longformer(hf: dict) -> EncoderConfig:
     windows = hf["attention_window"]
     windows = windows if isinstance(windows, list) else [windows] * hf["num_hidden_layers"]
     per_layer = [{"window": window} for window in windows] if len(set(windows)) > 1 else []
-    if hf.get("hidden_act") not in ("gelu", "gelu_new"):
-        raise ConfigError(f"Hugging Face Longformer config: hidden_act={hf.get('hidden_act')!r} is not supported")
+    check_activation(hf, "hidden_act", "Longformer")
     heads, pad = hf["num_attention_heads"], hf.get("pad_token_id", 1)
     return EncoderConfig(
         vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"], num_layers=hf["num_hidden_layers"],
@@ -54,5 +43,4 @@ def config_from_longformer(hf: dict) -> EncoderConfig:
 
 def from_hf_longformer(source) -> PretrainingModel:
     """A `PretrainingModel` with the weights of a Hugging Face Longformer model object or directory."""
-    return import_pretrained(source, prefix="longformer.", config_from=config_from_longformer,
-                             name_of=longformer_name, tied=_TIED, nsp=False)
+    return import_masked_lm(source, "longformer", config_from=config_from_longformer, names=NAMES)

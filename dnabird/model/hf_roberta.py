@@ -15,16 +15,16 @@ import torch
 from dnabird.errors import ConfigError, ParameterError
 from dnabird.model.config import EncoderConfig, merge_pattern
 from dnabird.model.heads import PretrainingModel
-from dnabird.model.hf import LAYER_NAMES, import_pretrained, map_name
+from dnabird.model.hf import LAYER_NAMES, NameMap, check_activation, import_model
 
-_TIED = ("lm_head.decoder.weight", "lm_head.decoder.bias")
+_TIED = ("lm_head.decoder.weight",)
+_DECODER_BIAS = ("lm_head.decoder.bias",)  # transformers' copy of the MLM bias
 POSITION_KEY = "encoder.embeddings.position.weight"
 
 
-def roberta_fixed_names(base: str) -> dict[str, str]:
-    """dnabird module → Hugging Face module outside the layers, for RoBERTa-shaped models whose base model
-    is called `base` ("roberta", "longformer")."""
-    return {
+def roberta_names(base: str, layer_names: dict[str, str] = LAYER_NAMES) -> NameMap:
+    """The names of a RoBERTa-shaped masked LM whose base model is called `base` ("roberta", "longformer")."""
+    return NameMap({
         "encoder.embeddings.word": f"{base}.embeddings.word_embeddings",
         "encoder.embeddings.position": f"{base}.embeddings.position_embeddings",
         "encoder.embeddings.segment": f"{base}.embeddings.token_type_embeddings",
@@ -32,22 +32,19 @@ def roberta_fixed_names(base: str) -> dict[str, str]:
         "encoder.pooler": f"{base}.pooler.dense",
         "mlm.transform": "lm_head.dense",
         "mlm.norm": "lm_head.layer_norm",
-    }
+    }, {"encoder.layers": (f"{base}.encoder.layer", layer_names)}, {"mlm.bias": "lm_head.bias"})
 
 
-_FIXED = roberta_fixed_names("roberta")
-
-
-def roberta_name(name: str) -> str | None:
-    """The Hugging Face `RobertaForMaskedLM` key of a dnabird key (None where RoBERTa has none)."""
-    return map_name(name, layer_prefix="roberta.encoder.layer", layer_names=LAYER_NAMES, fixed=_FIXED,
-                    bias="lm_head.bias")
+def import_masked_lm(source, base: str, *, config_from, names: NameMap, adapt=None) -> PretrainingModel:
+    """A `PretrainingModel` (MLM, no NSP) with the weights of a RoBERTa-shaped Hugging Face model whose base
+    model is called `base`."""
+    return import_model(source, lambda config: PretrainingModel(config, nsp=False), config_from=config_from,
+                        names=names, tied=_TIED, prefix=f"{base}.", ignored=_DECODER_BIAS, adapt=adapt)
 
 
 def config_from_roberta(hf: dict) -> EncoderConfig:
     """An `EncoderConfig` equal in behaviour to a Hugging Face `RobertaConfig` (as a dict): full attention."""
-    if hf.get("hidden_act") not in ("gelu", "gelu_new"):
-        raise ConfigError(f"Hugging Face RoBERTa config: hidden_act={hf.get('hidden_act')!r} is not supported")
+    check_activation(hf, "hidden_act", "RoBERTa")
     if hf.get("position_embedding_type", "absolute") != "absolute":
         raise ConfigError(f"Hugging Face RoBERTa config: position_embedding_type="
                           f"{hf['position_embedding_type']!r} is not supported (absolute only)")
@@ -99,5 +96,4 @@ def from_hf_roberta(source, *, attention: dict | None = None, max_positions: int
                 tensors[name] = tensors[local].clone()
         return tensors
 
-    return import_pretrained(source, prefix="roberta.", config_from=config_from, name_of=roberta_name, tied=_TIED,
-                             nsp=False, adapt=adapt)
+    return import_masked_lm(source, "roberta", config_from=config_from, names=roberta_names("roberta"), adapt=adapt)

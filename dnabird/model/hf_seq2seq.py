@@ -14,85 +14,74 @@ import logging
 import os
 import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from dnabird.errors import CheckpointError, ConfigError
-from dnabird.model.checkpoint import load_weights, save_checkpoint
-from dnabird.model.hf_files import read_hf_config, read_hf_weights
+from dnabird.errors import CheckpointError
+from dnabird.model.checkpoint import save_checkpoint
+from dnabird.model.config import EncoderConfig
+from dnabird.model.hf import NameMap, import_model
 from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig
 
 log = logging.getLogger(__name__)
 ZERO_FILLED = re.compile(r"encoder\.embeddings\.segment\.weight|encoder\.layers\.\d+\.attention\.output\.bias")
+# a BART-shaped decoder layer (LED's and BigBird-Pegasus's)
+DECODER_LAYER = {
+    "self_attention.query": "self_attn.q_proj", "self_attention.key": "self_attn.k_proj",
+    "self_attention.value": "self_attn.v_proj", "self_attention.output": "self_attn.out_proj",
+    "self_attention_norm": "self_attn_layer_norm",
+    "cross_attention.query": "encoder_attn.q_proj", "cross_attention.key": "encoder_attn.k_proj",
+    "cross_attention.value": "encoder_attn.v_proj", "cross_attention.output": "encoder_attn.out_proj",
+    "cross_attention_norm": "encoder_attn_layer_norm",
+    "ffn_in": "fc1", "ffn_out": "fc2", "ffn_norm": "final_layer_norm",
+}
 
 
-@dataclass(frozen=True)
-class NameTables:
-    """dnabird module → Hugging Face module: `fixed` outside the layers; per-layer tables under the encoder's
-    and decoder's layer prefixes (`{prefix}.{i}.{name}`); `tied`: Hugging Face keys that must equal `word`."""
-
-    fixed: dict[str, str]
-    encoder_prefix: str
-    encoder_layer: dict[str, str]
-    decoder_prefix: str
-    decoder_layer: dict[str, str]
-    word: str
-    tied: tuple[str, ...]
-    logits_bias: str = "final_logits_bias"
-
-    def hf_name(self, name: str) -> str | None:
-        """The Hugging Face key of dnabird key `name` (None where the source has no counterpart)."""
-        if name == "logits_bias":
-            return self.logits_bias
-        module, _, leaf = name.rpartition(".")
-        for side, prefix, table in (("encoder", self.encoder_prefix, self.encoder_layer),
-                                    ("decoder", self.decoder_prefix, self.decoder_layer)):
-            match = re.fullmatch(rf"{side}\.layers\.(\d+)\.(.+)", module)
-            if match:
-                inner = table.get(match.group(2))
-                return None if inner is None else f"{prefix}.{match.group(1)}.{inner}.{leaf}"
-        if module == "encoder.embeddings.word":
-            return self.word
-        return f"{self.fixed[module]}.{leaf}" if module in self.fixed else None
+def seq2seq_names(base: str, *, encoder_layer: dict[str, str], norms: dict[str, str]) -> NameMap:
+    """The names of a BART-shaped encoder-decoder whose base model is called `base`: shared word table,
+    learned positions on both sides, `norms` (dnabird module → module under `base`), and the encoder's layer."""
+    return NameMap(
+        {"encoder.embeddings.word": f"{base}.shared", "encoder.embeddings.position": f"{base}.encoder.embed_positions",
+         "decoder.position": f"{base}.decoder.embed_positions", **{k: f"{base}.{v}" for k, v in norms.items()}},
+        {"encoder.layers": (f"{base}.encoder.layers", encoder_layer),
+         "decoder.layers": (f"{base}.decoder.layers", DECODER_LAYER)},
+        {"logits_bias": "final_logits_bias"})
 
 
-def import_seq2seq(source, *, config_from, names: NameTables) -> EncoderDecoder:
+def seq2seq_config(hf: dict, encoder: EncoderConfig, *, max_decoder_positions: int, eos_token_id: int
+                   ) -> Seq2SeqConfig:
+    """The `Seq2SeqConfig` of a BART-shaped Hugging Face config (as a dict) around the `encoder` read from it;
+    `eos_token_id`: the default where the config has none."""
+    return Seq2SeqConfig(encoder=encoder, decoder_layers=hf["decoder_layers"],
+                         decoder_heads=hf["decoder_attention_heads"], decoder_intermediate_size=hf["decoder_ffn_dim"],
+                         max_decoder_positions=max_decoder_positions,
+                         decoder_start_token_id=hf.get("decoder_start_token_id", 2),
+                         eos_token_id=hf.get("eos_token_id", eos_token_id))
+
+
+def _fill_absent(tensors: dict[str, torch.Tensor], model: EncoderDecoder) -> dict[str, torch.Tensor]:
+    """The source's tensors with the logits bias flattened and zeros for what it goes without (see above)."""
+    tensors = dict(tensors)
+    if "logits_bias" in tensors:
+        tensors["logits_bias"] = tensors["logits_bias"].reshape(-1)
+    absent = sorted(k for k, v in model.state_dict().items()
+                    if k not in tensors and (ZERO_FILLED.fullmatch(k) or k == "logits_bias"))
+    tensors.update({k: torch.zeros_like(model.state_dict()[k]) for k in absent})
+    if absent:
+        log.info("zero-filled (absent from the source): %s", ", ".join(absent))
+    return tensors
+
+
+def import_seq2seq(source, base: str, *, config_from, names: NameMap) -> EncoderDecoder:
     """An `EncoderDecoder` with the weights of a Hugging Face model object or `save_pretrained` directory.
 
-    config_from: Hugging Face config dict → `Seq2SeqConfig`; names: the architecture's `NameTables`.
+    base: the base model's name; config_from: Hugging Face config dict → `Seq2SeqConfig`; names: the
+    architecture's `seq2seq_names(base, ...)`.
     """
-    if isinstance(source, (str, os.PathLike)):
-        hf_config = read_hf_config(source)
-        tensors, where = read_hf_weights(source)
-    else:
-        hf_config = source.config.to_dict()
-        tensors = {k: v.detach() for k, v in source.state_dict().items()}
-        where = type(source).__name__
-    config: Seq2SeqConfig = config_from(hf_config)
-    model = EncoderDecoder(config)
-    wanted = {names.hf_name(name): name for name in model.state_dict() if names.hf_name(name) is not None}
-    word = tensors.get(names.word)
-    for key in names.tied:
-        if key in tensors and word is not None and not torch.equal(tensors[key], word):
-            raise ConfigError(f"{where}: {key} is not tied to {names.word}; dnabird shares one word table")
-    unexpected = sorted(set(tensors) - set(wanted) - set(names.tied))
-    if unexpected:
-        raise CheckpointError(f"{where}: Hugging Face tensors with no dnabird counterpart: {unexpected[:10]}")
-    ours = {wanted[k]: v for k, v in tensors.items() if k in wanted}
-    if "logits_bias" in ours:
-        ours["logits_bias"] = ours["logits_bias"].reshape(-1)
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(ours))
-    not_fillable = [k for k in missing if not ZERO_FILLED.fullmatch(k) and k != "logits_bias"]
-    if not_fillable:
-        raise CheckpointError(f"{where}: tensors missing from the source: {not_fillable[:10]}")
-    ours.update({k: torch.zeros_like(expected[k]) for k in missing})
-    load_weights(model, ours, source=where)
-    if missing:
-        log.info("imported %s; zero-filled (absent from the source): %s", where, ", ".join(missing))
-    return model
+    tied = (f"{base}.encoder.embed_tokens.weight", f"{base}.decoder.embed_tokens.weight", "lm_head.weight")
+    return import_model(source, EncoderDecoder, config_from=config_from, names=names, tied=tied,
+                        adapt=_fill_absent, required=lambda name: True)
 
 
 def save_imported(model: EncoderDecoder, tokenizer_source: str | os.PathLike, output: str | os.PathLike) -> Path:
