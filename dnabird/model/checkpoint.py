@@ -77,7 +77,7 @@ def save_checkpoint(model: torch.nn.Module, directory: str | os.PathLike, *,
 
 def read_config(directory: str | os.PathLike) -> EncoderConfig:
     """The `EncoderConfig` stored in a checkpoint directory."""
-    path = _require(directory, CONFIG_FILE)
+    path = require_file(directory, CONFIG_FILE)
     try:
         return EncoderConfig.load(path)
     except (ConfigError, ParameterError) as err:
@@ -121,7 +121,7 @@ def read_tokenizer(directory: str | os.PathLike, tokenizer_class=None):
 
 def read_tensors(directory: str | os.PathLike) -> dict[str, torch.Tensor]:
     """All tensors of `model.safetensors`; a truncated or corrupt file raises `CheckpointError`."""
-    path = _require(directory, WEIGHTS_FILE)
+    path = require_file(directory, WEIGHTS_FILE)
     try:
         return load_file(path)
     except (SafetensorError, OSError, ValueError, RuntimeError) as err:
@@ -202,11 +202,12 @@ def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
     return model, report
 
 
-def _require(directory: str | os.PathLike, name: str) -> Path:
+def require_file(directory: str | os.PathLike, name: str, kind: str = "checkpoint") -> Path:
+    """`directory / name`; a `CheckpointError` naming the directory (a `kind` directory) or file if absent."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise CheckpointError(f"{directory}: checkpoint directory not found")
+        raise CheckpointError(f"{directory}: {kind} directory not found")
     path = directory / name
     if not path.is_file():
-        raise CheckpointError(f"{path}: missing from the checkpoint directory")
+        raise CheckpointError(f"{path}: missing from the {kind} directory")
     return path

@@ -17,6 +17,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from dnabird.errors import CheckpointError
+from dnabird.model.checkpoint import require_file
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
@@ -25,12 +26,7 @@ PICKLE_FILE = "pytorch_model.bin"
 
 def read_hf_config(directory: str | Path) -> dict:
     """The `config.json` of a Hugging Face directory as a dict (`CheckpointError` naming it if absent or bad)."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise CheckpointError(f"{directory}: Hugging Face model directory not found")
-    path = directory / CONFIG_FILE
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing from the Hugging Face directory")
+    path = require_file(directory, CONFIG_FILE, "Hugging Face")
     try:
         config = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
