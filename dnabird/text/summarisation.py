@@ -17,8 +17,9 @@ from pathlib import Path
 
 import torch
 
-from dnabird.errors import CheckpointError, InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_text_atomic
+from dnabird.model.checkpoint import read_tokenizer
 from dnabird.model.generation import GenerationSettings, generate
 from dnabird.model.seq2seq import EncoderDecoder, load_seq2seq
 from dnabird.progress import progress_bar
@@ -32,14 +33,9 @@ def load_tokenizer(directory: str | os.PathLike):
     from dnabird.data.pretrained_tokenizer import FILE, PretrainedTokenizer
     from dnabird.data.text_tokenizer import TextTokenizer
 
-    directory = Path(directory)
-    if (directory / FILE).is_file():
-        return PretrainedTokenizer.load(directory / FILE)
-    models = sorted(directory.glob("*.model"))
-    if len(models) != 1:
-        raise CheckpointError(f"{directory}: expected a {FILE} or one sentencepiece .model file, "
-                              f"found {len(models)} .model files")
-    return TextTokenizer.load(models[0])
+    if (Path(directory) / FILE).is_file():
+        return PretrainedTokenizer.load(Path(directory) / FILE)
+    return read_tokenizer(directory, TextTokenizer)
 
 
 def template(tokenizer) -> tuple[list[int], list[int]]:
