@@ -11,51 +11,29 @@ time, then the lead-k baseline on the same test documents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from dnabird.config import build_config
-from dnabird.errors import ConfigError
-from dnabird.pipeline import RunContext, Stage
-from dnabird.stages.named_runs import named_settings, run_each
-from dnabird.text.summarise_task import MODEL_ROW, SPLITS, SummariseConfig, rouge_cell
+from dnabird.pipeline import RunContext
+from dnabird.stages.compare import NamedModels, Track, comparison_stage, filled
+from dnabird.stages.text_classify import inputs
+from dnabird.text.summarise_task import MODEL_ROW, SPLITS, TASK, SummariseConfig, rouge_cell
 
 
 @dataclass
-class TextSummariseStageConfig:
+class TextSummariseStageConfig(NamedModels):
     """base: `SummariseConfig` keys shared by every model; models: name -> the keys that model changes;
-    seed: every model's seed."""
+    seed: every model's seed (`dnabird.stages.compare`)."""
 
-    base: dict = field(default_factory=dict)
-    models: dict = field(default_factory=lambda: {"model": {}})
-    seed: int = 0
-
-    def __post_init__(self):
-        if not self.models:
-            raise ConfigError("text_summarise: models: expected at least one named model")
-        self.configs()  # every model's settings fail here, when the pipeline loads
-
-    def configs(self, context: RunContext | None = None) -> dict[str, SummariseConfig]:
-        out = {}
-        for name, changes in self.models.items():
-            merged = named_settings(self.base, name, changes, self.seed, "text_summarise")
-            if context is not None:
-                data = dict(merged.get("data") or {})
-                for split in SPLITS:
-                    data[split] = data.get(split) or str(context.output("text_data", f"summaries_{split}"))
-                merged["data"] = data
-                merged["tokenizer"] = merged.get("tokenizer") or str(context.output("text_tokenizer", "model"))
-            out[name] = build_config(SummariseConfig, merged, f"text_summarise: models.{name}")
-        return out
+    STAGE: ClassVar[str] = "text_summarise"
+    TASK: ClassVar[str] = TASK
 
 
-def inputs(config: TextSummariseStageConfig, context: RunContext) -> list[Path]:
-    paths = set()
-    for model in config.configs(context).values():
-        paths |= {*(getattr(model.data, split) for split in SPLITS), model.tokenizer}
-        if model.pretrained != "none":
-            paths.add(model.pretrained)
-    return sorted(Path(p) for p in paths if p is not None)
+def resolve(config: SummariseConfig, context: RunContext, out_dir=None) -> SummariseConfig:
+    """Null splits from the `text_data` stage's summarisation task, a null tokenizer from `text_tokenizer`."""
+    return filled(config, context, out_dir, {split: ("text_data", f"summaries_{split}") for split in SPLITS},
+                  tokenizer=("text_tokenizer", "model"))
 
 
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, SummariseConfig]) -> str:
@@ -79,14 +57,12 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
     return "\n".join(lines)
 
 
-def run(config: TextSummariseStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+def train(config: SummariseConfig, out_dir: Path) -> dict:
     from dnabird.text.summarise_task import finetune
 
-    def train_one(model: SummariseConfig, out_dir: Path) -> dict:
-        resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
-        return finetune(model, resume=resume)
-
-    return run_each(config.configs(context), stage_dir, train_one, results_table)
+    resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
+    return finetune(config, resume=resume)
 
 
-STAGE = Stage("text_summarise", TextSummariseStageConfig, inputs, run)
+TRACK = Track(SummariseConfig, resolve, inputs, train, results_table)
+STAGE = comparison_stage("text_summarise", TextSummariseStageConfig)
