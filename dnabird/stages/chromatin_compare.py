@@ -9,20 +9,6 @@ settings (nested sections merge key by key); the `compare` stage (`dnabird.stage
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dnabird.stages.compare import flat_comparison_stage
 
-from dnabird.stages.compare import FlatRuns, comparison_stage
-from dnabird.tasks.chromatin import ChromatinConfig
-
-
-@dataclass
-class ChromatinCompareConfig(FlatRuns, ChromatinConfig):
-    """`ChromatinConfig` shared by every run, and `runs`: name -> that run's overrides."""
-
-    runs: dict = field(default_factory=dict)
-    STAGE: ClassVar[str] = "chromatin_compare"
-    TASK: ClassVar[str] = "chromatin"
-
-
-STAGE = comparison_stage("chromatin_compare", ChromatinCompareConfig)
+STAGE = flat_comparison_stage("chromatin_compare", "chromatin")

@@ -52,14 +52,19 @@ class Track:
     table: Callable
 
 
+def _finetune_table(reports: dict, seconds: dict, configs: dict) -> str:
+    from dnabird.finetune.report import comparison_table
+
+    return comparison_table(reports)
+
+
 def track(task: str) -> Track:
     """The track of `task`."""
     if task in ("promoter", "chromatin"):
-        from dnabird.finetune.report import comparison_table
         from dnabird.tasks import task_module
 
         return Track(task_module(task).CONFIG, partial(finetune.resolved, task), partial(finetune.input_paths, task),
-                     partial(finetune.run, task), lambda reports, seconds, configs: comparison_table(reports))
+                     partial(finetune.run, task), _finetune_table)
     if task not in TRACKS:
         raise ParameterError("task", task, f"one of {sorted(['promoter', 'chromatin', *TRACKS])}")
     return importlib.import_module(TRACKS[task]).TRACK
@@ -167,10 +172,12 @@ class NamedModels:
         return Plan(self.TASK, self.base, self.models, self.seed, f"{self.STAGE}: models")
 
 
+@dataclass
 class FlatRuns:
-    """Mixin of `promoter_compare` and `chromatin_compare`: the task's config, shared by every run, and `runs`
-    (name -> that run's changes)."""
+    """Base of `promoter_compare`'s and `chromatin_compare`'s configs (`flat_comparison_stage`): the task's
+    config, shared by every run, and `runs` (name -> that run's changes)."""
 
+    runs: dict = field(default_factory=dict)
     STAGE: ClassVar[str]
     TASK: ClassVar[str]
 
@@ -181,6 +188,16 @@ class FlatRuns:
     def plan(self) -> Plan:
         base = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("runs", "seed")}
         return Plan(self.TASK, base, self.runs, self.seed, f"{self.STAGE}: runs")
+
+
+def flat_comparison_stage(name: str, task: str) -> Stage:
+    """The stage `name` comparing runs of `task` whose config is the task's keys, flat, beside `runs`."""
+    task_config = track(task).config
+    config = dataclass(type(f"{task_config.__name__.removesuffix('Config')}CompareConfig", (FlatRuns, task_config),
+                            {"__doc__": f"`{task_config.__name__}` shared by every run, and `runs`: name -> that "
+                                        "run's overrides.", "__module__": f"dnabird.stages.{name}",
+                             "STAGE": name, "TASK": task}))
+    return comparison_stage(name, config)
 
 
 @dataclass

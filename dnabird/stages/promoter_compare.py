@@ -8,20 +8,6 @@ settings (nested sections merge key by key), each run written into `<stage>/<nam
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import ClassVar
+from dnabird.stages.compare import flat_comparison_stage
 
-from dnabird.stages.compare import FlatRuns, comparison_stage
-from dnabird.tasks.promoter import PromoterConfig
-
-
-@dataclass
-class PromoterCompareConfig(FlatRuns, PromoterConfig):
-    """`PromoterConfig` shared by every run, and `runs`: name -> that run's overrides."""
-
-    runs: dict = field(default_factory=dict)
-    STAGE: ClassVar[str] = "promoter_compare"
-    TASK: ClassVar[str] = "promoter"
-
-
-STAGE = comparison_stage("promoter_compare", PromoterCompareConfig)
+STAGE = flat_comparison_stage("promoter_compare", "promoter")

@@ -35,10 +35,12 @@ class TextClassifyStageConfig(NamedModels):
     TASK: ClassVar[str] = TASK
 
 
-def resolve(config: TextClassifyConfig, context: RunContext, out_dir=None) -> TextClassifyConfig:
-    """Null splits from the `text_data` stage's long-range task, a null tokenizer from `text_tokenizer`."""
-    return filled(config, context, out_dir, {split: ("text_data", f"long_range_{split}") for split in SPLITS},
-                  tokenizer=("text_tokenizer", "model"))
+def text_paths(outputs: str):
+    """The `resolve` of a text task: null splits from the `text_data` stage's `<outputs>_<split>`, a null
+    tokenizer from the `text_tokenizer` stage's."""
+    return lambda config, context, out_dir=None: filled(
+        config, context, out_dir, {split: ("text_data", f"{outputs}_{split}") for split in SPLITS},
+        tokenizer=("text_tokenizer", "model"))
 
 
 def inputs(config, context: RunContext) -> list:
@@ -56,19 +58,25 @@ def _f1(row: dict):
     return row.get("f1", row.get("macro_f1"))
 
 
+def model_row(name: str, config, report: dict, validation: float | None, scores: str, seconds: float,
+              *settings: str) -> str:
+    """A text model's table row: its name, attention, input tokens and `settings`, the selected step and its
+    validation figure, then `scores` (the test cells) and its wall time."""
+    attention = config.model_overrides.get("attention", {}).get("type", config.model)
+    shown = "n/a" if validation is None else f"{validation:.3f}"
+    return " | ".join([f"| {name}", attention, str(config.data.max_length), *settings, str(report["selection"]["step"]),
+                       shown, scores, f"{seconds:.0f} |"])
+
+
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, TextClassifyConfig]) -> str:
     """A Markdown table: each model's selected validation accuracy and its test scores, then the baselines
     (from the first model's report) and the majority class."""
     lines = ["| model | attention | tokens | keeps | selected step | validation accuracy | test accuracy (95 % CI) "
              "| test F1 | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for name, report in reports.items():
-        config = settings[name]
-        attention = config.model_overrides.get("attention", {}).get("type", config.model)
         row = report["test"]["rows"][MODEL_ROW]
-        validation = report["selection"]["validation"].get("accuracy")
-        lines.append(f"| {name} | {attention} | {config.data.max_length} | {config.data.keep} | "
-                     f"{report['selection']['step']} | {'n/a' if validation is None else f'{validation:.3f}'} | "
-                     f"{_accuracy(row)} | {_f1(row):.3f} | {seconds[name]:.0f} |")
+        lines.append(model_row(name, settings[name], report, report["selection"]["validation"].get("accuracy"),
+                               f"{_accuracy(row)} | {_f1(row):.3f}", seconds[name], settings[name].data.keep))
     first_name, first = next(iter(reports.items()))
     for scorer, row in first["test"]["rows"].items():
         if scorer != MODEL_ROW:
@@ -80,5 +88,5 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
     return "\n".join(lines)
 
 
-TRACK = Track(TextClassifyConfig, resolve, inputs, partial(finetune.run, TASK), results_table)
+TRACK = Track(TextClassifyConfig, text_paths("long_range"), inputs, partial(finetune.run, TASK), results_table)
 STAGE = comparison_stage("text_classify", TextClassifyStageConfig)

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from dnabird.pipeline import RunContext
-from dnabird.stages.compare import NamedModels, Track, comparison_stage, filled
-from dnabird.stages.text_classify import inputs
-from dnabird.text.summarise_task import MODEL_ROW, SPLITS, TASK, SummariseConfig, rouge_cell
+from dnabird.stages.compare import NamedModels, Track, comparison_stage
+from dnabird.stages.text_classify import inputs, model_row, text_paths
+from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, rouge_cell
 
 
 @dataclass
@@ -30,25 +29,14 @@ class TextSummariseStageConfig(NamedModels):
     TASK: ClassVar[str] = TASK
 
 
-def resolve(config: SummariseConfig, context: RunContext, out_dir=None) -> SummariseConfig:
-    """Null splits from the `text_data` stage's summarisation task, a null tokenizer from `text_tokenizer`."""
-    return filled(config, context, out_dir, {split: ("text_data", f"summaries_{split}") for split in SPLITS},
-                  tokenizer=("text_tokenizer", "model"))
-
-
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, SummariseConfig]) -> str:
     """A Markdown table: each model's test ROUGE-1/2/L (95 % intervals), then the lead-k baseline."""
     lines = ["| model | attention | encoder tokens | selected step | validation ROUGE-L | test ROUGE-1 | "
              "test ROUGE-2 | test ROUGE-L | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for name, report in reports.items():
-        config = settings[name]
-        attention = config.model_overrides.get("attention", {}).get("type", config.model)
         row = report["test"]["rows"][MODEL_ROW]
-        validation = report["selection"]["value"]
-        lines.append(f"| {name} | {attention} | {config.data.max_length} | {report['selection']['step']} | "
-                     f"{'n/a' if validation is None else f'{validation:.3f}'} | "
-                     + " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL"))
-                     + f" | {seconds[name]:.0f} |")
+        lines.append(model_row(name, settings[name], report, report["selection"]["value"],
+                               " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL")), seconds[name]))
     first = next(iter(reports.values()))
     for scorer, row in first["test"]["rows"].items():
         if scorer != MODEL_ROW:
@@ -64,5 +52,5 @@ def train(config: SummariseConfig, out_dir: Path) -> dict:
     return finetune(config, resume=resume)
 
 
-TRACK = Track(SummariseConfig, resolve, inputs, train, results_table)
+TRACK = Track(SummariseConfig, text_paths("summaries"), inputs, train, results_table)
 STAGE = comparison_stage("text_summarise", TextSummariseStageConfig)

@@ -10,7 +10,7 @@ from dnabird.errors import ConfigError, ParameterError
 from dnabird.pipeline import build_pipeline, run_pipeline
 from dnabird.results import figures
 from dnabird.stages.compare import CompareConfig, run_configs
-from dnabird.stages.promoter_compare import PromoterCompareConfig
+from dnabird.stages.promoter_compare import STAGE as PROMOTER_COMPARE
 
 
 def test_runs_merge_over_the_base_key_by_key():
@@ -35,7 +35,7 @@ def test_bad_comparisons_fail_when_the_pipeline_loads():
     with pytest.raises(ConfigError, match="compare: runs.b: unknown key 'max_lenght'"):
         CompareConfig(task="listops", runs={"a": {}, "b": {"max_lenght": 3}})
     with pytest.raises(ConfigError, match="promoter_compare: runs.x.init_from"):
-        PromoterCompareConfig(runs={"x": {"init_from": "y"}})
+        PROMOTER_COMPARE.config(runs={"x": {"init_from": "y"}})
 
 
 def test_compare_stage_on_listops_writes_one_table_that_report_md_and_the_results_page_read(tmp_path):
