@@ -19,7 +19,8 @@ import pathlib
 
 import numpy as np
 
-from dnabird.data.checksums import file_sha256
+from dnabird.data.checksums import file_sha256, sha256_hex
+from dnabird.data.fetch import generator_sources
 from dnabird.datasets import toy_assembly, toy_chromatin, toy_genome, toy_variants
 from dnabird.datasets.writers import write_fasta, write_table
 from dnabird.errors import ParameterError
@@ -148,7 +149,10 @@ def _write_chromatin(chromatin: toy_chromatin.ChromatinData, paths: dict[str, pa
 
 
 def _manifest(seed: int, scale: float) -> dict:
-    return {"generator": GENERATOR, "version": VERSION, "seed": int(seed), "scale": float(scale)}
+    """What the files depend on; `sources`: the digest of every module of this package, so that editing one
+    without bumping VERSION still writes the files anew."""
+    sources = sha256_hex("".join(f"{p.name} {file_sha256(p)}\n" for p in generator_sources(GENERATOR)))
+    return {"generator": GENERATOR, "version": VERSION, "seed": int(seed), "scale": float(scale), "sources": sources}
 
 
 def _write_manifest(paths: dict[str, pathlib.Path], seed: int, scale: float) -> None:
