@@ -59,6 +59,10 @@ def test_vcf_problems_name_the_file_the_line_and_the_cause(tmp_path):
     blank.write_text(header + "chr1\t10\ta\tA\tC\t.\t.\t.\n\nchr1\t20\tb\tA\tG\t.\t.\t.\n")
     with pytest.raises(InputFormatError, match=r"blank.vcf, line 5: malformed VCF record: a blank line"):
         list(read_alleles(blank))
+    latin = tmp_path / "latin.vcf"  # a byte that is not UTF-8 in the refused line
+    latin.write_bytes((header + "chr1\t10\ta\tA\tC\t.\t.\t.\nchr1\tx\xe9\tb\tA\tG\t.\t.\t.\n").encode("latin-1"))
+    with pytest.raises(InputFormatError, match=r"latin.vcf, line 5: .*Could not parse the position"):
+        list(read_alleles(latin))
     plain_gzip = tmp_path / "plain.vcf.gz"
     with gzip.open(plain_gzip, "wt") as handle:
         handle.write(VCF)
