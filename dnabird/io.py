@@ -9,13 +9,13 @@ rename each other's temporary away: the last complete write wins.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
+from dnabird.data.checksums import sha256_hex
 from dnabird.errors import OutputPathError
 
 FINGERPRINT_BLOCK = 1 << 20
@@ -40,15 +40,13 @@ def file_fingerprint(path: str | os.PathLike) -> dict:
     edit in the middle is caught by the modification time)."""
     path = Path(path)
     stat = path.stat()
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
         if stat.st_size <= 2 * FINGERPRINT_BLOCK:
-            digest.update(handle.read())
-            return {"size": stat.st_size, "sha256": digest.hexdigest()}
-        digest.update(handle.read(FINGERPRINT_BLOCK))
+            return {"size": stat.st_size, "sha256": sha256_hex(handle.read())}
+        head = handle.read(FINGERPRINT_BLOCK)
         handle.seek(stat.st_size - FINGERPRINT_BLOCK)
-        digest.update(handle.read())
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
+        tail = handle.read()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": sha256_hex(head + tail)}
 
 
 def follow_umask(path: str | os.PathLike) -> None:

@@ -91,7 +91,7 @@ def test_an_imported_model_scores_finetunes_embeds_mutates_and_evaluates(embedde
     assert HFTokenizer.load(tmp_path / "promoter" / "model").hash == tokenizer.hash  # travels with the model
 
     sequences = [embedded_default_window(fasta, "chr1", 30_000, 30_400), "ACGT" * 20 + "N" * 30 + "acgt" * 20]
-    vectors = embed(model, sequences, pooling="cls", eval_length=128, progress=False, device="cpu")
+    vectors = embed(model, sequences, pooling="cls_state", eval_length=128, progress=False, device="cpu")
     auto = transformers.AutoTokenizer.from_pretrained(tokenizer_dir)
     batch = auto([s.upper() for s in sequences], padding="max_length", max_length=128, return_tensors="pt")
     with torch.no_grad():

@@ -56,6 +56,16 @@ def file_digests(path: str | os.PathLike, algorithms: list[str], progress: bool 
     return {algorithm: hasher.hexdigest() for algorithm, hasher in hashers.items()}
 
 
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes (what `sha256sum` prints)."""
+    return file_digests(path, ["sha256"], progress=False)["sha256"]
+
+
+def sha256_hex(data: str | bytes) -> str:
+    """Hex sha256 of bytes, or of a string's UTF-8."""
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
 def parse_checksum_list(text: str, filename: str, source: str) -> dict[str, str]:
     """The digest a published list gives for `filename`.
 

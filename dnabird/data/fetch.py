@@ -14,6 +14,7 @@ Default destination: `$DNABIRD_DATA/NAME`, where `DNABIRD_DATA` defaults to
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import os
 import urllib.error
@@ -161,6 +162,13 @@ def _unpack_now(source: SourceFile, path: Path, dest: Path, replaceable: set[str
                            f"{source.filename}")
     gunzip(path, target, progress=progress)
     return [target]
+
+
+def generator_sources(generator: str) -> list[Path]:
+    """The files a generator's output depends on: every module of its package (`dnabird.datasets.toy` draws
+    on `toy_genome`, `toy_chromatin`, … and `writers`), or the module alone outside a package."""
+    origin = Path(importlib.util.find_spec(generator).origin)
+    return sorted(origin.parent.glob("*.py")) if "." in generator else [origin]
 
 
 def _generate(manifest: Manifest, dest: Path, lock: LockFile) -> dict[str, Path]:

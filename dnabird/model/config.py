@@ -22,6 +22,9 @@ POSITIONAL_SCHEMES = ("learned", "rotary", "spe")
 INITS = ("bert", "fan_in")
 POOLINGS = ("cls", "mean", "centre", "centre_max")
 CENTRE_POOLINGS = ("centre", "centre_max")  # the poolings that read `pool_tokens` central tokens
+# read-outs of the hidden states with no weights of their own that `Encoder.pool` also gives (embeddings):
+# the [CLS] state itself, and the mean over the real tokens without [CLS] and [SEP]
+STATE_POOLINGS = ("cls_state", "mean_sequence")
 POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
 
 

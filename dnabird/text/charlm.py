@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_json_atomic
+from dnabird.pretraining.evaluate import unigram_log_probs
 from dnabird.progress import progress_bar
 from dnabird.train import LossOutput, TrainConfig
 
@@ -122,8 +123,7 @@ def evaluate_bpc(model: torch.nn.Module, data: np.ndarray, start: int, end: int,
 
 def unigram_bpc(data: np.ndarray, train: tuple[int, int], evaluated: tuple[int, int]) -> float:
     """BPC of the training bytes' add-one-smoothed frequencies on the evaluated bytes (a cheap baseline)."""
-    counts = np.bincount(np.asarray(data[train[0]:train[1]]), minlength=256) + 1.0
-    log2p = np.log2(counts / counts.sum())
+    log2p = unigram_log_probs(np.asarray(data[train[0]:train[1]]), 256, bits=True)
     return float(-log2p[np.asarray(data[max(evaluated[0], 1):evaluated[1]])].mean())
 
 

@@ -37,6 +37,7 @@ from dnabird.errors import ParameterError
 from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
+from dnabird.pretraining.evaluate import unigram_log_probs
 from dnabird.progress import progress_bar
 from dnabird.train import TrainConfig
 
@@ -96,14 +97,6 @@ class PackedTextExamples(EpochExamples):
 def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
     """Stack equal-length examples into a batch."""
     return {key: torch.from_numpy(np.stack([e[key] for e in examples])) for key in examples[0]}
-
-
-def unigram_log_probs(stream: np.ndarray, vocab_size: int, special_ids) -> np.ndarray:
-    """log p(token) from the training stream's counts, add-one smoothed over the non-special ids."""
-    counts = np.bincount(stream, minlength=vocab_size)[:vocab_size].astype(np.float64) + 1.0
-    counts[list(special_ids)] = 0.0
-    with np.errstate(divide="ignore"):
-        return np.log(counts / counts.sum())
 
 
 @torch.no_grad()
