@@ -17,8 +17,8 @@ from dnabird.data.tokenizer import Tokenizer
 from dnabird.errors import CheckpointError, ParameterError
 from dnabird.finetune.evaluate import Selection, predict
 from dnabird.finetune.metrics import binary_metrics
-from dnabird.finetune.recipe import finetune
 from dnabird.model.checkpoint import load_checkpoint, read_task, save_checkpoint
+from dnabird.tasks import finetune
 from tests.finetune import standin_task
 
 ROOT = Path(__file__).resolve().parents[2]
