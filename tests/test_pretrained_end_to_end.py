@@ -19,11 +19,11 @@ import torch
 
 from dnabird.data.hf_tokenizer import HFTokenizer
 from dnabird.data.shards import build_shards
-from dnabird.finetune.recipe import finetune
 from dnabird.model.encoder import Embeddings
 from dnabird.model.hub_import import import_hub_checkpoint
 from dnabird.pretraining.evaluate import evaluate_checkpoint
 from dnabird.stages.finetune import from_pipeline
+from dnabird.tasks import finetune
 from dnabird.variants import embed, saturation_mutagenesis, score_variants
 from tests.gena_reference import GENA_TOKENIZER, gena_config, moved_specials, seeded
 

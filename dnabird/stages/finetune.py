@@ -54,7 +54,7 @@ def input_paths(task: str, config, context: RunContext) -> list[Path]:
 
 def run(task: str, config, out_dir: Path) -> dict:
     """Fine-tune into `out_dir`, resuming from its checkpoints when an earlier attempt left some."""
-    from dnabird.finetune.recipe import finetune
+    from dnabird.tasks import finetune
 
     resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
     return finetune(task, config, resume=resume)
