@@ -41,10 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.data.checksums import sha256_hex
 from dnabird.errors import ConfigError, InputFormatError, ParameterError
 from dnabird.genome.reference import Genome, contig_alias
-from dnabird.io import atomic_output, write_json_atomic
+from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.progress import progress_bar
 from dnabird.provenance import versions
 

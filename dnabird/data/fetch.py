@@ -21,12 +21,13 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from dnabird.data.checksums import file_digests, parse_checksum_list
+from dnabird.data.checksums import parse_checksum_list
 from dnabird.data.download import download
 from dnabird.data.lockfile import LockFile
 from dnabird.data.manifests import Manifest, SourceFile, find_manifest
 from dnabird.data.unpack import gunzip, index_fasta, untar, unzip
 from dnabird.errors import ChecksumError, DnabirdError, DownloadError
+from dnabird.io import file_digests
 
 logger = logging.getLogger(__name__)
 
@@ -162,13 +163,6 @@ def _unpack_now(source: SourceFile, path: Path, dest: Path, replaceable: set[str
                            f"{source.filename}")
     gunzip(path, target, progress=progress)
     return [target]
-
-
-def generator_sources(generator: str) -> list[Path]:
-    """The files a generator's output depends on: every module of its package (`dnabird.datasets.toy` draws
-    on `toy_genome`, `toy_chromatin`, … and `writers`), or the module alone outside a package."""
-    origin = Path(importlib.util.find_spec(generator).origin)
-    return sorted(origin.parent.glob("*.py")) if "." in generator else [origin]
 
 
 def _generate(manifest: Manifest, dest: Path, lock: LockFile) -> dict[str, Path]:

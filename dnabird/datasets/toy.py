@@ -19,12 +19,10 @@ import pathlib
 
 import numpy as np
 
-from dnabird.data.checksums import file_sha256, sha256_hex
-from dnabird.data.fetch import generator_sources
-from dnabird.datasets import toy_assembly, toy_chromatin, toy_genome, toy_variants
+from dnabird.datasets import generator_sources, toy_assembly, toy_chromatin, toy_genome, toy_variants
 from dnabird.datasets.writers import write_fasta, write_table
 from dnabird.errors import ParameterError
-from dnabird.io import atomic_output
+from dnabird.io import atomic_output, file_sha256, sha256_hex
 from dnabird.progress import progress_bar
 
 GENERATOR = "dnabird.datasets.toy"

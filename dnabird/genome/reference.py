@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pyfaidx
 
-from dnabird.data.checksums import sha256_hex
 from dnabird.errors import InputFormatError, ParameterError
-from dnabird.io import write_text_atomic
+from dnabird.io import sha256_hex, write_text_atomic
 
 log = logging.getLogger(__name__)
 

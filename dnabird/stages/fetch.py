@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dnabird.data.fetch import FASTA_SUFFIXES, fetch, generator_sources
+from dnabird.data.fetch import FASTA_SUFFIXES, fetch
 from dnabird.data.manifests import find_manifest
+from dnabird.datasets import generator_sources
 from dnabird.errors import ConfigError
 from dnabird.pipeline import RunContext, Stage
 

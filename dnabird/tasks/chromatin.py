@@ -33,12 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.data.checksums import sha256_hex
 from dnabird.errors import ConfigError, DnabirdError, InputFormatError, ParameterError
 from dnabird.finetune.baselines import kmer_counts
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
-from dnabird.io import atomic_output, write_json_atomic
+from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
 from dnabird.tasks.deepsea import GROUPS, BundleSplit, FeatureTable, decode_onehot, load_table, open_bundle, slab_order
 from dnabird.tasks.splits import overlap_groups

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from Bio import SeqIO
 
-from dnabird.data.checksums import file_sha256
 from dnabird.datasets.writers import atomic_output, write_fasta, write_table
+from dnabird.io import file_sha256
 
 
 @pytest.mark.parametrize("length", [1, 59, 60, 61, 120, 121])
