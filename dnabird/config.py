@@ -122,3 +122,17 @@ def apply_overrides(data: dict, overrides: Sequence[str], source: str) -> dict:
                 raise ConfigError(f"override {override!r}: {key!r} is not a section in {source}")
         target[keys[-1]] = value
     return data
+
+
+def load_config(cls: type, path: str | os.PathLike, overrides: Sequence[str] = ()):
+    """Dataclass `cls` from the YAML file `path` with `key.sub=value` `overrides` applied; unknown keys (named
+    beside the known ones) and wrong types fail naming the file and the key."""
+    return build_config(cls, apply_overrides(read_yaml(path), list(overrides), str(path)), str(path))
+
+
+class RecipeConfig:
+    """Base of the recipes' config dataclasses: `XConfig.load(path, overrides)` reads one (`load_config`)."""
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, overrides: Sequence[str] = ()):
+        return load_config(cls, path, overrides)

@@ -1,4 +1,5 @@
-"""Atomic file output: write beside the target, rename onto it only when complete.
+"""Files: digests (sha256, md5, BSD `sum`) in one streaming pass, cheap fingerprints, and atomic output:
+write beside the target, rename onto it only when complete.
 
 A reader never sees a half-written file under its final name, and an interrupted writer
 leaves nothing but (at most) nothing: the temporary file is removed on failure. Each writer has its
@@ -17,8 +18,65 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from dnabird.errors import OutputPathError
+from dnabird.progress import progress_bar
 
 FINGERPRINT_BLOCK = 1 << 20
+CHUNK = 1 << 20
+
+
+class BsdSum:
+    """The BSD 16-bit rotating checksum printed by Unix `sum` (and used in Ensembl CHECKSUMS files).
+
+    For each byte: rotate the 16-bit sum right by one bit, add the byte, keep 16 bits. The
+    digest is "<sum> <size in 1-KiB blocks, rounded up>". Pure Python: about 1 minute per GB.
+    """
+
+    def __init__(self):
+        self._sum, self._size = 0, 0
+
+    def update(self, data: bytes) -> None:
+        s = self._sum
+        for byte in data:
+            s = (((s >> 1) | ((s & 1) << 15)) + byte) & 0xFFFF
+        self._sum, self._size = s, self._size + len(data)
+
+    def hexdigest(self) -> str:
+        return f"{self._sum} {(self._size + 1023) // 1024}"
+
+
+def new_hasher(algorithm: str):
+    """A hashlib-style object (update/hexdigest) for md5, sha256 or bsd_sum."""
+    if algorithm == "bsd_sum":
+        return BsdSum()
+    if algorithm in ("md5", "sha256"):
+        return hashlib.new(algorithm)
+    raise ValueError(f"unknown digest algorithm {algorithm!r}")
+
+
+def file_digests(path: str | os.PathLike, algorithms: list[str], progress: bool = True) -> dict[str, str]:
+    """Digests of a file by algorithm name, reading it once."""
+    path = Path(path)
+    hashers = {algorithm: new_hasher(algorithm) for algorithm in dict.fromkeys(algorithms)}
+    with open(path, "rb") as handle, progress_bar(total=path.stat().st_size, unit="B", unit_scale=True,
+                                                  desc=f"checking {path.name}", leave=False,
+                                                  enabled=progress) as bar:
+        while chunk := handle.read(CHUNK):
+            for hasher in hashers.values():
+                hasher.update(chunk)
+            bar.update(len(chunk))
+    return {algorithm: hasher.hexdigest() for algorithm, hasher in hashers.items()}
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file's bytes (what `sha256sum` prints)."""
+    return file_digests(path, ["sha256"], progress=False)["sha256"]
+
+
+def sha256_hex(data: str | bytes) -> str:
+    """Hex sha256 of bytes, or of a string's UTF-8."""
+    return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
+
+
 
 
 @contextlib.contextmanager
@@ -40,15 +98,13 @@ def file_fingerprint(path: str | os.PathLike) -> dict:
     edit in the middle is caught by the modification time)."""
     path = Path(path)
     stat = path.stat()
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
         if stat.st_size <= 2 * FINGERPRINT_BLOCK:
-            digest.update(handle.read())
-            return {"size": stat.st_size, "sha256": digest.hexdigest()}
-        digest.update(handle.read(FINGERPRINT_BLOCK))
+            return {"size": stat.st_size, "sha256": sha256_hex(handle.read())}
+        head = handle.read(FINGERPRINT_BLOCK)
         handle.seek(stat.st_size - FINGERPRINT_BLOCK)
-        digest.update(handle.read())
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": digest.hexdigest()}
+        tail = handle.read()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256_head_tail": sha256_hex(head + tail)}
 
 
 def follow_umask(path: str | os.PathLike) -> None:

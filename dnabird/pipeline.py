@@ -71,6 +71,7 @@ STAGE_MODULES = (
     "dnabird.stages.charlm",
     "dnabird.stages.listops_data",
     "dnabird.stages.listops",
+    "dnabird.stages.compare",
     "dnabird.stages.report",
 )
 PIPELINE_KEYS = ("out_dir", "seed")

@@ -90,7 +90,7 @@ def figures(stage_dir: str | os.PathLike) -> list[Figure]:
     found = []
     if (stage_dir / "report.json").is_file():
         found += report_figures(table, _read(stage_dir / "report.json"))
-    if (stage_dir / "comparison.json").is_file():  # {run: test section}
+    if (stage_dir / "comparison.json").is_file():  # {run: test section}, by comparisons before `compare`
         for run, test in _read(stage_dir / "comparison.json").items():
             found += report_figures(table, {"test": test}, prefix=f"{run}: ")
     if (stage_dir / "results.json").is_file():  # {model: {settings..., "report": report}}

@@ -19,11 +19,11 @@ import torch
 
 from dnabird.data.hf_tokenizer import HFTokenizer
 from dnabird.data.shards import build_shards
-from dnabird.finetune.recipe import finetune
 from dnabird.model.encoder import Embeddings
 from dnabird.model.hub_import import import_hub_checkpoint
 from dnabird.pretraining.evaluate import evaluate_checkpoint
 from dnabird.stages.finetune import from_pipeline
+from dnabird.tasks import finetune
 from dnabird.variants import embed, saturation_mutagenesis, score_variants
 from tests.gena_reference import GENA_TOKENIZER, gena_config, moved_specials, seeded
 
@@ -91,7 +91,7 @@ def test_an_imported_model_scores_finetunes_embeds_mutates_and_evaluates(embedde
     assert HFTokenizer.load(tmp_path / "promoter" / "model").hash == tokenizer.hash  # travels with the model
 
     sequences = [embedded_default_window(fasta, "chr1", 30_000, 30_400), "ACGT" * 20 + "N" * 30 + "acgt" * 20]
-    vectors = embed(model, sequences, pooling="cls", eval_length=128, progress=False, device="cpu")
+    vectors = embed(model, sequences, pooling="cls_state", eval_length=128, progress=False, device="cpu")
     auto = transformers.AutoTokenizer.from_pretrained(tokenizer_dir)
     batch = auto([s.upper() for s in sequences], padding="max_length", max_length=128, return_tensors="pt")
     with torch.no_grad():

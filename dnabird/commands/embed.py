@@ -32,15 +32,17 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     parser = add_command(subparsers, "embed", run, help="per-sequence embeddings of regions or sequences (HDF5)",
                          description="Write one vector per genome region (--genome with --regions) or "
-                                     "per FASTA record (--sequences): the final hidden state at [CLS], "
-                                     "or the mean over the DNA tokens, to an HDF5 file.")
+                                     "per FASTA record (--sequences): the encoder's final hidden states "
+                                     "pooled (--pooling), to an HDF5 file.")
     parser.add_argument("--model", required=True, help="checkpoint directory")
     parser.add_argument("--genome", help="reference FASTA, with --regions")
     parser.add_argument("--regions", help="BED of regions (strand - reads the reverse complement)")
     parser.add_argument("--sequences", help="FASTA whose every record is embedded whole (instead of regions)")
     parser.add_argument("--out", required=True, help="HDF5 output: /embeddings [n, hidden], /names")
-    parser.add_argument("--pooling", default="cls", choices=("cls", "mean"),
-                        help="the [CLS] token's final hidden state, or the mean over DNA tokens (default cls)")
+    parser.add_argument("--pooling", default="cls_state",
+                        help="cls_state: the [CLS] token's final hidden state (default); mean_sequence: the mean over "
+                             "the DNA tokens; or what a head reads: cls (the tanh pooler over [CLS]), mean (over "
+                             "every real token, [CLS] and [SEP] included), centre, centre_max")
     parser.add_argument("--eval-length", type=int, help="padded token length (default: the task's or the model's)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--device", default="auto", help="auto | cpu | cuda")

@@ -19,8 +19,8 @@ from dnabird.tasks import TASKS
 
 
 def run(args: argparse.Namespace) -> int:
-    from dnabird.finetune.recipe import finetune, load_config
     from dnabird.stages.finetune import from_pipeline
+    from dnabird.tasks import finetune, load_config
 
     overrides = list(args.overrides)
     pipeline = args.task in read_yaml(args.config)   # a pipeline file: its TASK section

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
-import hashlib
 import io
 import json
 import logging
@@ -44,7 +43,7 @@ import numpy as np
 
 from dnabird.errors import ConfigError, InputFormatError, ParameterError
 from dnabird.genome.reference import Genome, contig_alias
-from dnabird.io import atomic_output, write_json_atomic
+from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.progress import progress_bar
 from dnabird.provenance import versions
 
@@ -182,7 +181,7 @@ def part_stem(pass_index: int, chrom: str) -> str:
     contigs get distinct files (`gi|9626243|ref|NC_001416.1|` -> `gi_9626243_ref_NC_001416.1_-e14b3e45`)."""
     if _FILE_SAFE.fullmatch(chrom):
         return f"part-{pass_index:02d}-{chrom}"
-    digest = hashlib.sha256(chrom.encode()).hexdigest()[:8]
+    digest = sha256_hex(chrom)[:8]
     return f"part-{pass_index:02d}-{_FILE_UNSAFE_CHARS.sub('_', chrom)[:100]}-{digest}"
 
 

@@ -14,18 +14,20 @@ Default destination: `$DNABIRD_DATA/NAME`, where `DNABIRD_DATA` defaults to
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import os
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from dnabird.data.checksums import file_digests, parse_checksum_list
+from dnabird.data.checksums import parse_checksum_list
 from dnabird.data.download import download
 from dnabird.data.lockfile import LockFile
 from dnabird.data.manifests import Manifest, SourceFile, find_manifest
 from dnabird.data.unpack import gunzip, index_fasta, untar, unzip
 from dnabird.errors import ChecksumError, DnabirdError, DownloadError
+from dnabird.io import file_digests
 
 logger = logging.getLogger(__name__)
 

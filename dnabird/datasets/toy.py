@@ -19,10 +19,10 @@ import pathlib
 
 import numpy as np
 
-from dnabird.datasets import toy_assembly, toy_chromatin, toy_genome, toy_variants
-from dnabird.datasets.writers import sha256, write_fasta, write_table
+from dnabird.datasets import generator_sources, toy_assembly, toy_chromatin, toy_genome, toy_variants
+from dnabird.datasets.writers import write_fasta, write_table
 from dnabird.errors import ParameterError
-from dnabird.io import atomic_output
+from dnabird.io import atomic_output, file_sha256, sha256_hex
 from dnabird.progress import progress_bar
 
 GENERATOR = "dnabird.datasets.toy"
@@ -147,12 +147,15 @@ def _write_chromatin(chromatin: toy_chromatin.ChromatinData, paths: dict[str, pa
 
 
 def _manifest(seed: int, scale: float) -> dict:
-    return {"generator": GENERATOR, "version": VERSION, "seed": int(seed), "scale": float(scale)}
+    """What the files depend on; `sources`: the digest of every module of this package, so that editing one
+    without bumping VERSION still writes the files anew."""
+    sources = sha256_hex("".join(f"{p.name} {file_sha256(p)}\n" for p in generator_sources(GENERATOR)))
+    return {"generator": GENERATOR, "version": VERSION, "seed": int(seed), "scale": float(scale), "sources": sources}
 
 
 def _write_manifest(paths: dict[str, pathlib.Path], seed: int, scale: float) -> None:
     manifest = _manifest(seed, scale)
-    manifest["files"] = {key: {"path": paths[key].name, "sha256": sha256(paths[key]),
+    manifest["files"] = {key: {"path": paths[key].name, "sha256": file_sha256(paths[key]),
                                "bytes": paths[key].stat().st_size, "description": description}
                          for key, (_, description) in FILES.items()}
     with atomic_output(paths["manifest"]) as tmp:
@@ -165,7 +168,7 @@ def _up_to_date(paths: dict[str, pathlib.Path], seed: int, scale: float) -> bool
         manifest = json.loads(paths["manifest"].read_text())
         return (all(manifest[key] == value for key, value in _manifest(seed, scale).items())
                 and manifest["files"].keys() == FILES.keys()
-                and all(paths[key].is_file() and sha256(paths[key]) == entry["sha256"]
+                and all(paths[key].is_file() and file_sha256(paths[key]) == entry["sha256"]
                         for key, entry in manifest["files"].items()))
     except (OSError, ValueError, KeyError, TypeError):
         return False

@@ -1,8 +1,7 @@
-"""Small writers for the toy genome's files: FASTA (+ .fai), tab-separated tables, digests."""
+"""Small writers for the toy genome's files: FASTA (+ .fai) and tab-separated tables."""
 
 from __future__ import annotations
 
-import hashlib
 import pathlib
 from collections.abc import Iterable
 
@@ -45,11 +44,3 @@ def write_table(path: pathlib.Path, rows: Iterable[Iterable[object]], header: st
         for row in rows:
             handle.write("\t".join(str(value) for value in row) + "\n")
 
-
-def sha256(path: pathlib.Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()

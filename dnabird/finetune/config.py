@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dnabird.config import RecipeConfig
 from dnabird.errors import ParameterError
 from dnabird.finetune.metrics import BINARY_METRICS, LOWER_IS_BETTER
 from dnabird.train import TrainConfig
@@ -12,7 +13,7 @@ FROM_SCRATCH = "none"
 
 
 @dataclass
-class FinetuneConfig:
+class FinetuneConfig(RecipeConfig):
     """Settings of one fine-tuning run; nothing is inherited silently from the pretraining checkpoint.
 
     pretrained: checkpoint directory of a pretrained encoder, or "none" to train the same model from

@@ -13,8 +13,8 @@ import dataclasses
 import functools
 import logging
 import math
-import os
 from pathlib import Path
+from types import ModuleType
 
 import torch
 
@@ -37,31 +37,14 @@ from dnabird.finetune.report import (
     token_count_features,
 )
 from dnabird.io import write_json_atomic
-from dnabird.model.checkpoint import (
-    load_encoder_for_finetuning,
-    load_weights,
-    read_config,
-    read_tensors,
-    read_tokenizer,
-    save_checkpoint,
-)
+from dnabird.model.checkpoint import load_encoder_for_finetuning, read_config, read_tokenizer
 from dnabird.model.config import CENTRE_POOLINGS
 from dnabird.provenance import versions
-from dnabird.tasks import task_module
-from dnabird.train import LossOutput, checkpoint, distributed, train
-from dnabird.train.loop import seed_everything
+from dnabird.train import LossOutput
+from dnabird.train.recipe import recipe_run
 
 log = logging.getLogger(__name__)
 VALIDATION_KEYS = ("loss", "accuracy", "f1", "auroc", "auprc", "mcc", "macro_f1", "median_auroc", "median_auprc")
-
-
-def load_config(task: str, path: str | os.PathLike, overrides: list[str] = ()) -> FinetuneConfig:
-    """Read a task config YAML (the keys of the task's config), apply `key.sub=value` overrides, validate.
-    Unknown keys and wrong types fail by name. (A pipeline YAML's task section: see
-    `dnabird.stages.finetune.from_pipeline`.)"""
-    from dnabird.config import apply_overrides, build_config, read_yaml
-
-    return build_config(task_module(task).CONFIG, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
 
 
 def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=None):
@@ -146,62 +129,41 @@ def classification_loss(positive_weight: float, problem: str):
     return loss_fn
 
 
-def finetune(task: str, config: FinetuneConfig, *, resume: bool = False) -> dict:
-    """Fine-tune on task `task`, keep the best validation model, report it on test. Returns the report
-    (empty on ranks other than 0)."""
-    module = task_module(task)
-    if hasattr(module, "finetune"):  # a task whose model is not a classifier (summarisation) runs its own steps
-        return module.finetune(config, resume=resume)
-    out_dir = Path(config.train.out_dir)
-    tokenizer = resolve_tokenizer(config, getattr(module, "TOKENIZER", None))
-    model_config = encoder_config(config, tokenizer, getattr(module, "encoder_overrides", None))
-    data = module.build(config, tokenizer, block_size=model_config.length_multiple, out_dir=out_dir)
-    if data.spec.eval_length + model_config.position_offset > model_config.max_positions:
-        raise ParameterError("eval_length", data.spec.eval_length,
-                             f"at most the model's max_positions={model_config.max_positions} tokens")
+def finetune(task: ModuleType, config: FinetuneConfig, *, resume: bool = False) -> dict:
+    """Fine-tune on the task of module `task` (`dnabird.tasks`; by name: `dnabird.tasks.finetune`), keep the best
+    validation model, report it on test. Returns the report (empty on ranks other than 0)."""
+    if isinstance(task, str):
+        raise TypeError(f"finetune takes a task module; for task {task!r} by name call dnabird.tasks.finetune")
+    if hasattr(task, "finetune"):  # a task whose model is not a classifier (summarisation) runs its own steps
+        return task.finetune(config, resume=resume)
+    tokenizer = resolve_tokenizer(config, getattr(task, "TOKENIZER", None))
+    model_config = encoder_config(config, tokenizer, getattr(task, "encoder_overrides", None))
+    data = task.build(config, tokenizer, block_size=model_config.length_multiple, out_dir=Path(config.train.out_dir))
+    model_config.check_length(data.spec.eval_length, "eval_length", multiple=False)
     steps = config.train.max_steps if config.epochs is None else \
         math.ceil(config.epochs * len(data.train) / config.train.global_batch_size)
     config.check_schedule(steps)
     train_config = dataclasses.replace(config.train, max_steps=steps)
-    if resume and (last := checkpoint.latest(out_dir / "checkpoints")) is not None:
-        from dnabird.pretraining.recipe import check_same_model
-
-        check_same_model(read_config(last / checkpoint.MODEL_DIR), model_config, last)
-    ctx = distributed.setup(train_config.device)
-    seed_everything(config.seed + ctx.rank)
-    model = build_model(config, data, model_config)
-    selection = Selection(config.selection_metric)
     spec, problem = data.spec, data.spec.problem
-    options = dict(batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id, positive_weight=config.positive_weight,
-                   device=ctx.device)
-
-    def validate(net: torch.nn.Module, step: int) -> dict:
-        labels, scores, loss = predict(net, data.validation, spec, **options)
-        metrics = {**score(spec, labels, scores), "loss": loss}
-        selection.offer(step, metrics, net)
-        return {f"val_{k}": metrics[k] for k in VALIDATION_KEYS if metrics.get(k) is not None}
-
-    def save(net, directory: Path) -> None:
-        save_checkpoint(net, directory, tokenizer_files=tokenizer.files)
-        selection.save(directory / "selection")
-
-    def load(net, directory: Path) -> None:
-        load_weights(net, read_tensors(directory), source=str(directory))
-        selection.load(directory / "selection")
-
-    train(model, classification_loss(config.positive_weight, problem), data.train, train_config,
-          collate_fn=functools.partial(collate, pad_id=tokenizer.pad_id, class_labels=problem == "multiclass"),
-          resume=resume, ctx=ctx, evaluate=validate, save_model=save, load_model=load,
-          run_info={"finetune": dataclasses.asdict(config), "task": spec.to_dict(), "model": model_config.to_dict(),
-                    "versions": versions(), "seed": config.seed})
     report = {}
-    if ctx.is_main:
-        if selection.state is not None:
-            model.load_state_dict(selection.state)
-        save_checkpoint(model, out_dir / "model", tokenizer_files=tokenizer.files, task=spec)
-        report = report_on_test(task, model, data, config, selection, tokenizer, ctx.device)
-    distributed.barrier(ctx)
-    distributed.teardown(ctx)
+    with recipe_run(train_config.device, seed=config.seed) as run:
+        model = build_model(config, data, model_config)
+        selection = Selection(config.selection_metric)
+        options = dict(batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id,
+                       positive_weight=config.positive_weight, device=run.device)
+
+        def validate(net: torch.nn.Module, step: int) -> dict:
+            labels, scores, loss = predict(net, data.validation, spec, **options)
+            metrics = {**score(spec, labels, scores), "loss": loss}
+            selection.offer(step, metrics, net)
+            return {f"val_{k}": metrics[k] for k in VALIDATION_KEYS if metrics.get(k) is not None}
+
+        run.fit(model, classification_loss(config.positive_weight, problem), data.train, train_config,
+                collate_fn=functools.partial(collate, pad_id=tokenizer.pad_id, class_labels=problem == "multiclass"),
+                resume=resume, run_info={"finetune": dataclasses.asdict(config), "task": spec.to_dict()},
+                tokenizer_files=tokenizer.files, task=spec, validate=validate, selection=selection)
+        if run.is_main:
+            report = report_on_test(spec.task, model, data, config, selection, tokenizer, run.device)
     return report
 
 

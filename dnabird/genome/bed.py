@@ -59,28 +59,38 @@ def read_bed(path: str | Path) -> Iterator[BedRecord]:
 
 @dataclass(frozen=True)
 class Tss:
-    """A transcription start site: the 0-based position of the first transcribed base, and its strand."""
+    """A transcription start site: the 0-based position of the first transcribed base, its strand and name;
+    `line` is where it was read from (None once lifted; not part of equality)."""
 
     chrom: str
     position: int
     strand: str
     name: str
+    line: int | None = field(default=None, compare=False)
 
 
-def read_tss(path: str | Path) -> list[Tss]:
-    """The TSSs of a stranded BED (BED6 or more): thickStart on "+" and thickEnd − 1 on "-" when the thick
-    columns are present (EPDnew's BED8), else start on "+" and end − 1 on "-". Unnamed records are named
-    chrom:position:strand."""
+def read_tss(path: str | Path, *, require_thick: bool = False) -> list[Tss]:
+    """The TSSs of a stranded BED (BED6 or more), in file order: thickStart on "+" and thickEnd − 1 on "-"
+    when the thick columns are present (EPDnew's BED8, whose 11-bp thick part starts at the TSS on "+" and
+    ends with it on "-"; `require_thick` demands them), else start on "+" and end − 1 on "-". Unnamed
+    records are named chrom:position:strand. A TSS outside its item, or a file without records, is an error."""
     sites = []
     for record in read_bed(path):
-        if record.strand not in ("+", "-"):
-            raise InputFormatError(f"a TSS needs strand + or -, got {record.strand!r} at {record.chrom}:"
-                                   f"{record.start}-{record.end}", path=path, record=record.name)
         thick = record.thick_start is not None and record.thick_end is not None
+        if require_thick and not thick:
+            raise InputFormatError("expected BED8 columns (chrom, start, end, name, score, strand, thickStart, "
+                                   "thickEnd) as EPDnew ships them, got fewer", path=path, line=record.line)
+        if record.strand not in ("+", "-"):
+            raise InputFormatError(f"strand {record.strand!r}: a TSS needs '+' or '-'", path=path, line=record.line)
         low, high = (record.thick_start, record.thick_end) if thick else (record.start, record.end)
         position = low if record.strand == "+" else high - 1
+        if not record.start <= position < record.end:
+            raise InputFormatError(f"the TSS {position} (from {low}-{high}) lies outside the item "
+                                   f"{record.start}-{record.end}", path=path, line=record.line)
         name = record.name if record.name not in (None, ".") else f"{record.chrom}:{position}:{record.strand}"
-        sites.append(Tss(record.chrom, position, record.strand, name))
+        sites.append(Tss(record.chrom, position, record.strand, name, record.line))
+    if not sites:
+        raise InputFormatError("no TSS records", path=path)
     return sites
 
 

@@ -15,7 +15,6 @@ For bgzip-compressed FASTA pyfaidx builds the index and only the modification-ti
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -25,7 +24,7 @@ from pathlib import Path
 import pyfaidx
 
 from dnabird.errors import InputFormatError, ParameterError
-from dnabird.io import write_text_atomic
+from dnabird.io import sha256_hex, write_text_atomic
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +175,7 @@ def index_path(path: Path) -> Path:
     beside = Path(f"{path}.fai")
     if beside.exists() or os.access(path.parent, os.W_OK | os.X_OK):
         return beside
-    key = hashlib.sha256(os.path.realpath(path).encode()).hexdigest()[:16]
+    key = sha256_hex(os.path.realpath(path))[:16]
     return index_cache_folder() / f"{key}-{path.name}.fai"
 
 

@@ -22,6 +22,9 @@ POSITIONAL_SCHEMES = ("learned", "rotary", "spe")
 INITS = ("bert", "fan_in")
 POOLINGS = ("cls", "mean", "centre", "centre_max")
 CENTRE_POOLINGS = ("centre", "centre_max")  # the poolings that read `pool_tokens` central tokens
+# read-outs of the hidden states with no weights of their own that `Encoder.pool` also gives (embeddings):
+# the [CLS] state itself, and the mean over the real tokens without [CLS] and [SEP]
+STATE_POOLINGS = ("cls_state", "mean_sequence")
 POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
 
 
@@ -210,6 +213,15 @@ class EncoderConfig:
         """Inputs are padded to a multiple of this: the least common multiple of the layers' block sizes."""
         return math.lcm(*(self.pattern(layer).block_size for layer in range(self.num_layers)))
 
+    def check_length(self, length: int, name: str = "max_length", *, multiple: bool = True) -> None:
+        """`length` tokens must fit the position table after `position_offset` and (with `multiple`) be a
+        multiple of the attention block size; else a `ParameterError` naming `name`."""
+        room = self.max_positions - self.position_offset
+        if length > room:
+            raise ParameterError(name, length, f"<= the model's max_positions - position_offset = {room}")
+        if multiple and length % self.length_multiple:
+            raise ParameterError(name, length, f"a multiple of the attention block size {self.length_multiple}")
+
     def pattern(self, layer: int = 0):
         """The attention pattern of layer `layer`: `attention`, with that layer's `layer_attention` merged
         over it, built with the encoder's `num_heads`. Errors name the key (`attention.<key>` or
@@ -341,3 +353,14 @@ def build_encoder_config(name: str, overrides: dict | None = None, *, where: str
         raise ConfigError(f"{where}: expected a mapping of EncoderConfig fields, got {overrides!r}")
     merged = merge_settings(preset(name).to_dict(), {**(overrides or {}), **fixed}, where)
     return EncoderConfig.from_dict(merged, source=where)
+
+
+def recipe_encoder_config(config, vocab_size: int | None = None, **fixed) -> EncoderConfig:
+    """The `EncoderConfig` a recipe config (`model`, `model_overrides`, `max_length`) trains: the preset, the
+    overrides, then `fixed` values and (when given) the tokenizer's `vocab_size`; `max_length` must fit the
+    model and be a multiple of its block size."""
+    if vocab_size is not None:
+        fixed["vocab_size"] = vocab_size
+    model = build_encoder_config(config.model, config.model_overrides, **fixed)
+    model.check_length(config.max_length)
+    return model

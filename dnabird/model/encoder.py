@@ -16,7 +16,7 @@ from torch.utils.checkpoint import checkpoint
 from dnabird.attention import Longformer, attention
 from dnabird.attention.positional import Rotary
 from dnabird.errors import ParameterError
-from dnabird.model.config import CENTRE_POOLINGS, EncoderConfig
+from dnabird.model.config import CENTRE_POOLINGS, POOLINGS, STATE_POOLINGS, EncoderConfig
 
 EVAL_TAG = 1  # distinguishes the fixed evaluation seed from every training step's seed
 
@@ -223,16 +223,29 @@ class Encoder(nn.Module):
                 x = layer(x, mask, pattern, seed, global_mask, noise)
         return x if self.final_norm is None else self.final_norm(x)
 
-    def pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """The pooled vector [B, config.pooled_size] (`config.pooling`): "cls", the pooler over the [CLS]
-        state, tanh(dense(hidden[:, 0])) (tanh: the config's `pooler_activation`); "mean", the mean of hidden
-        over the tokens where `attention_mask` is true (all tokens without a mask); "centre", the mean over the
-        `pool_tokens` tokens starting at n // 2 − pool_tokens // 2, n an example's real tokens (clipped to them);
-        "centre_max", that mean
-        followed by the per-channel maximum over the real tokens (with `local_max_tokens`, the maximum over
-        that many central tokens, placed alike, between the two)."""
-        if self.pooler is not None:
+    def pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None,
+             pooling: str | None = None) -> torch.Tensor:
+        """The pooled vector [B, D] by `pooling` (default `config.pooling`, what the heads read; D is then
+        `config.pooled_size`): "cls", the pooler over the [CLS] state, tanh(dense(hidden[:, 0])) (tanh: the
+        config's `pooler_activation`; only an encoder with pooling "cls" has the pooler); "cls_state", the [CLS]
+        state hidden[:, 0] itself; "mean", the mean of hidden over the tokens where `attention_mask` is true (all
+        tokens without a mask); "mean_sequence", that mean without the first and last real tokens ([CLS] and
+        [SEP]); "centre", the mean over the `pool_tokens` tokens starting at n // 2 − pool_tokens // 2, n an
+        example's real tokens (clipped to them); "centre_max", that mean followed by the per-channel maximum
+        over the real tokens (with `local_max_tokens`, the maximum over that many central tokens, placed
+        alike, between the two)."""
+        pooling = self.config.pooling if pooling is None else pooling
+        if pooling not in (*POOLINGS, *STATE_POOLINGS):
+            raise ParameterError("pooling", pooling, f"one of {(*POOLINGS, *STATE_POOLINGS)}")
+        if pooling == "cls":
+            if self.pooler is None:
+                raise ParameterError("pooling", pooling, f"one this encoder has: it has no [CLS] pooler (its pooling "
+                                                         f"is {self.config.pooling!r}); 'cls_state' is the [CLS] state")
             return self.pooler_activation(self.pooler(hidden[:, 0]))
+        if pooling == "cls_state":
+            return hidden[:, 0]
+        if pooling in CENTRE_POOLINGS and not self.config.pool_tokens:
+            raise ParameterError("pooling", pooling, "one this encoder has: its pool_tokens is 0")
         batch, length = hidden.shape[:2]
         real = torch.ones(batch, length, dtype=torch.bool, device=hidden.device) if attention_mask is None \
             else attention_mask.bool()
@@ -246,10 +259,15 @@ class Encoder(nn.Module):
         def peak(where: torch.Tensor) -> torch.Tensor:  # [B, H]: per-channel maximum over `where`
             return hidden.masked_fill(~where[..., None], torch.finfo(hidden.dtype).min).amax(1)
 
-        averaged = central(self.config.pool_tokens) if self.config.pooling in CENTRE_POOLINGS else real
+        if pooling in CENTRE_POOLINGS:
+            averaged = central(self.config.pool_tokens)
+        elif pooling == "mean_sequence":
+            averaged = real & (index > 0) & (index < count - 1)
+        else:
+            averaged = real
         weights = averaged.to(hidden.dtype)[..., None]  # [B, L, 1]
         mean = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1)
-        if self.config.pooling != "centre_max":
+        if pooling != "centre_max":
             return mean
         local = [peak(central(self.config.local_max_tokens))] if self.config.local_max_tokens else []
         return torch.cat([mean, *local, peak(real)], dim=-1)

@@ -17,7 +17,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,18 +43,25 @@ def token_bp_lengths(tokenizer) -> np.ndarray:
                      for i in range(tokenizer.vocab_size)])
 
 
-def unigram_log_probs(documents: Sequence, vocab_size: int, special_ids, *, max_documents: int = 2000) -> np.ndarray:
-    """log p(token) from token counts over (up to `max_documents` evenly spaced) training documents,
-    add-one smoothed over the ids not in `special_ids`; special ids get -inf."""
-    picks = np.unique(np.linspace(0, len(documents) - 1, min(len(documents), max_documents)).astype(int))
+def unigram_log_probs(tokens: np.ndarray | Iterable[np.ndarray], vocab_size: int, special_ids=(), *,
+                      bits: bool = False) -> np.ndarray:
+    """log p(token) (log₂ with `bits`) from the counts of the ids in `tokens` (one array or several),
+    add-one smoothed over the ids not in `special_ids`; special ids get -inf. The unigram baseline of
+    every masked-LM and character-LM report."""
     counts = np.zeros(vocab_size)
-    for index in picks:
-        for sentence in documents[int(index)].sentences:
-            counts += np.bincount(sentence, minlength=vocab_size)[:vocab_size]
+    for array in [tokens] if isinstance(tokens, np.ndarray) else tokens:
+        counts += np.bincount(array, minlength=vocab_size)[:vocab_size]
     counts += 1.0
     counts[sorted(special_ids)] = 0.0
     with np.errstate(divide="ignore"):
-        return np.log(counts / counts.sum())
+        return (np.log2 if bits else np.log)(counts / counts.sum())
+
+
+def sampled_sentences(documents: Sequence, max_documents: int = 2000) -> Iterator[np.ndarray]:
+    """The sentences of up to `max_documents` evenly spaced documents (what the unigram baseline counts)."""
+    picks = np.unique(np.linspace(0, len(documents) - 1, min(len(documents), max_documents)).astype(int))
+    for index in picks:
+        yield from documents[int(index)].sentences
 
 
 class _Tally:
@@ -200,7 +207,8 @@ def heldout_report(model: torch.nn.Module, tokenizer, heldout_shards, *, train_s
                                    max_length=max_length, block_size=block_size, mask_rate=mask_rate, seed=seed)
     unigram = markov = None
     if train_shards is not None:
-        unigram = unigram_log_probs(ShardReader(train_shards), tokenizer.vocab_size, tokenizer.special_ids)
+        unigram = unigram_log_probs(sampled_sentences(ShardReader(train_shards)), tokenizer.vocab_size,
+                                    tokenizer.special_ids)
         markov = MarkovBaseline.fit(ShardReader(train_shards), tokenizer, max_order=max(MARKOV_ORDERS))
     report = evaluate_heldout(model, examples, token_bp=token_bp_lengths(tokenizer), unigram=unigram,
                               markov=markov, num_examples=num_examples, batch_size=batch_size, device=device)

@@ -7,24 +7,24 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dnabird.config import RecipeConfig
 from dnabird.data.pretraining import PretrainingExamples, collate
-from dnabird.errors import CheckpointError, DnabirdError, ParameterError
+from dnabird.errors import DnabirdError, ParameterError
 from dnabird.io import write_json_atomic
+from dnabird.model.config import recipe_encoder_config
 from dnabird.pretraining.evaluate import BASELINES, format_report, heldout_report
 from dnabird.pretraining.objective import mlm_nsp_loss
-from dnabird.provenance import versions
-from dnabird.train import TrainConfig, checkpoint, distributed, train
-from dnabird.train.loop import seed_everything
+from dnabird.train import TrainConfig
+from dnabird.train.recipe import recipe_run
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
-class PretrainConfig:
+class PretrainConfig(RecipeConfig):
     """Settings of one pretraining run (the keys of a `pretrain:` section or a `--config` YAML).
 
     model: preset name (`bigbird-base` or `tiny`); model_overrides: `EncoderConfig` fields to change,
@@ -61,40 +61,10 @@ class PretrainConfig:
         unknown = sorted(set(self.min_margin_bits) - set(BASELINES))
         if unknown:
             raise ParameterError("min_margin_bits", self.min_margin_bits, f"keys among {BASELINES}")
-        encoder_config(self)  # the model settings fail here, when the config loads, not after earlier stages
+        recipe_encoder_config(self)  # the model settings fail here, when the config loads, not after earlier stages
 
 
-def load_config(path: str | os.PathLike, overrides: list[str] = ()) -> PretrainConfig:
-    """Read a pretraining YAML (the keys of `PretrainConfig`), apply `key.sub=value` overrides, validate.
-    Unknown keys and wrong types fail by name. (A pipeline YAML's `pretrain` section: see
-    `dnabird.stages.pretrain.from_pipeline`.)"""
-    from dnabird.config import apply_overrides, build_config, read_yaml
-
-    return build_config(PretrainConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
-
-
-def encoder_config(config: PretrainConfig, vocab_size: int | None = None):
-    """The `EncoderConfig` a run trains: the preset, the overrides and (when given) the tokenizer's
-    vocabulary size; `max_length` must fit the model and be a multiple of its block size."""
-    from dnabird.model.config import build_encoder_config
-
-    fixed = {} if vocab_size is None else {"vocab_size": vocab_size}
-    model = build_encoder_config(config.model, config.model_overrides, **fixed)
-    if model.max_positions < config.max_length:
-        raise ParameterError("max_length", config.max_length, f"<= the model's max_positions={model.max_positions}")
-    if config.max_length % model.length_multiple:
-        raise ParameterError("max_length", config.max_length,
-                             f"a multiple of the attention block size {model.length_multiple}")
-    return model
-
-
-def check_same_model(saved, current, where: Path) -> None:
-    """Raise naming the first `EncoderConfig` field whose value differs between checkpoint and config."""
-    old, new = saved.to_dict(), current.to_dict()
-    for name in new:
-        if old.get(name) != new[name]:
-            raise CheckpointError(f"{where}: cannot resume, the model config changed: {name} is "
-                                  f"{old.get(name)!r} in the checkpoint and {new[name]!r} in the config")
+load_config = PretrainConfig.load  # a pretraining YAML (the keys of `PretrainConfig`) with `key.sub=value` overrides
 
 
 def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
@@ -104,37 +74,25 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
     """
     from dnabird.data.shards import ShardReader
     from dnabird.data.tokenizer import load_tokenizer
-    from dnabird.model.checkpoint import load_weights, read_config, read_tensors, save_checkpoint
     from dnabird.model.heads import PretrainingModel
 
     for name in ("tokenizer", "train_shards"):
         if getattr(config, name) is None:
             raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
     tokenizer = load_tokenizer(config.tokenizer)
-    model_config = encoder_config(config, tokenizer.vocab_size)
-    out_dir = Path(config.train.out_dir)
-    if resume and (last := checkpoint.latest(out_dir / "checkpoints")) is not None:
-        check_same_model(read_config(last / checkpoint.MODEL_DIR), model_config, last)
-    ctx = distributed.setup(config.train.device)
-    seed_everything(config.seed + ctx.rank)      # dropout streams differ per rank
-    model = PretrainingModel(model_config, seed=config.seed)
-    examples = PretrainingExamples(ShardReader(config.train_shards), tokenizer=tokenizer,
-                                   max_length=config.max_length, block_size=model_config.length_multiple,
-                                   mask_rate=config.mask_rate, random_next_rate=config.random_next_rate,
-                                   seed=config.seed)
-    train(model, mlm_nsp_loss, examples, config.train, collate_fn=functools.partial(collate, pad_id=tokenizer.pad_id),
-          resume=resume, ctx=ctx,
-          run_info={"pretrain": dataclasses.asdict(config), "model": model_config.to_dict(),
-                    "versions": versions(), "seed": config.seed},
-          save_model=lambda m, d: save_checkpoint(m, d, tokenizer_files=tokenizer.files),
-          load_model=lambda m, d: load_weights(m, read_tensors(d), source=str(d / "model.safetensors")))
+    model_config = recipe_encoder_config(config, tokenizer.vocab_size)
     report = {}
-    if ctx.is_main:
-        save_checkpoint(model, out_dir / "model", tokenizer_files=tokenizer.files)
-        if config.heldout_shards and config.eval_examples:
-            report = _evaluate(model, config, tokenizer, ctx.device)
-    distributed.barrier(ctx)
-    distributed.teardown(ctx)
+    with recipe_run(config.train.device, seed=config.seed) as run:
+        model = PretrainingModel(model_config, seed=config.seed)
+        examples = PretrainingExamples(ShardReader(config.train_shards), tokenizer=tokenizer,
+                                       max_length=config.max_length, block_size=model_config.length_multiple,
+                                       mask_rate=config.mask_rate, random_next_rate=config.random_next_rate,
+                                       seed=config.seed)
+        run.fit(model, mlm_nsp_loss, examples, config.train,
+                collate_fn=functools.partial(collate, pad_id=tokenizer.pad_id), resume=resume,
+                run_info={"pretrain": dataclasses.asdict(config)}, tokenizer_files=tokenizer.files)
+        if run.is_main and config.heldout_shards and config.eval_examples:
+            report = _evaluate(model, config, tokenizer, run.device)
     return report
 
 

@@ -9,21 +9,7 @@ data_summary.json (and windows_cache.h5 on the windows route).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from dnabird.pipeline import RunContext, Stage
 from dnabird.stages import finetune
 from dnabird.tasks.chromatin import ChromatinConfig
 
-
-def inputs(config: ChromatinConfig, context: RunContext) -> list[Path]:
-    return finetune.input_paths("chromatin", config, context)
-
-
-def run(config: ChromatinConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    finetune.run("chromatin", finetune.resolved("chromatin", config, context, stage_dir), stage_dir)
-    return {"model": stage_dir / "model", "report": stage_dir / "report.json", "metrics": stage_dir / "metrics.jsonl",
-            "boxplot": stage_dir / "auroc_by_group.png"}
-
-
-STAGE = Stage("chromatin", ChromatinConfig, inputs, run)
+STAGE = finetune.stage("chromatin", ChromatinConfig, boxplot="auroc_by_group.png")

@@ -7,12 +7,12 @@ output under its role. A generated source such as `toy` already yields its files
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.data.fetch import FASTA_SUFFIXES, fetch
 from dnabird.data.manifests import find_manifest
+from dnabird.datasets import generator_sources
 from dnabird.errors import ConfigError
 from dnabird.pipeline import RunContext, Stage
 
@@ -27,10 +27,10 @@ class FetchConfig:
 
 
 def inputs(config: FetchConfig, context: RunContext) -> list[Path]:
-    """The manifests, and a generator's module: editing a manifest (URL, checksum, generator seed) or
-    upgrading a generator (its module's VERSION changes with the bytes it writes) fetches again."""
+    """The manifests, and every module of a generator's package: editing a manifest (URL, checksum, generator
+    seed) or any module a generator draws on fetches again."""
     manifests = [find_manifest(name) for name in (config.source, *config.extra_sources.values())]
-    modules = [Path(importlib.util.find_spec(m.generator).origin) for m in manifests if m.generator]
+    modules = [path for m in manifests if m.generator for path in generator_sources(m.generator)]
     return [m.path for m in manifests if m.path is not None] + modules
 
 

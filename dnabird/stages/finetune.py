@@ -1,5 +1,5 @@
 """What every fine-tuning stage shares: filling a task section's null paths from earlier stages, and
-running it (resuming an interrupted run from its checkpoints).
+running it (resuming an interrupted run from its checkpoints); `stage` makes a task's pipeline stage.
 
 In a section, null `pretrained` means the `pretrain` stage's model and null `tokenizer` the `tokenizer`
 stage's model ("none" trains from scratch), or, when `pretrained` names a checkpoint, the tokenizer saved
@@ -10,11 +10,12 @@ to (stage, output) pairs, e.g. the promoter task's genome, promoters and chain f
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from pathlib import Path
 
 from dnabird.errors import ConfigError
 from dnabird.finetune.config import FROM_SCRATCH
-from dnabird.pipeline import RunContext, load_pipeline
+from dnabird.pipeline import RunContext, Stage, load_pipeline
 from dnabird.tasks import task_module
 
 
@@ -53,7 +54,7 @@ def input_paths(task: str, config, context: RunContext) -> list[Path]:
 
 def run(task: str, config, out_dir: Path) -> dict:
     """Fine-tune into `out_dir`, resuming from its checkpoints when an earlier attempt left some."""
-    from dnabird.finetune.recipe import finetune
+    from dnabird.tasks import finetune
 
     resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
     return finetune(task, config, resume=resume)
@@ -76,27 +77,13 @@ def merge(base: dict, overrides: dict) -> dict:
     return merged
 
 
-def run_configs(task: str, config) -> dict[str, object]:
-    """Each named run of a comparison section: the section's settings with that run's overrides, validated."""
-    from dnabird.config import build_config
+def stage(task: str, config: type, **files: str) -> Stage:
+    """The pipeline stage fine-tuning `task` into its folder: outputs `model`, `report`, `metrics` and `files`
+    (output name -> file name in the folder)."""
 
-    base = {k: v for k, v in dataclasses.asdict(config).items() if k != "runs"}
-    cls = task_module(task).CONFIG
-    return {name: build_config(cls, merge(base, overrides or {}), f"{task}_compare.runs.{name}")
-            for name, overrides in config.runs.items()}
+    def run_stage(config, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+        run(task, resolved(task, config, context, stage_dir), stage_dir)
+        return {"model": stage_dir / "model", "report": stage_dir / "report.json",
+                "metrics": stage_dir / "metrics.jsonl", **{name: stage_dir / file for name, file in files.items()}}
 
-
-def compare(task: str, config, context: RunContext, stage_dir: Path) -> dict:
-    """Run every named run into `stage_dir/<name>` and write `comparison.json` and its printed table."""
-    from dnabird.finetune.report import comparison_table
-    from dnabird.io import write_json_atomic, write_text_atomic
-
-    reports = {}
-    for name, run_config in run_configs(task, config).items():
-        out_dir = stage_dir / name
-        reports[name] = run(task, resolved(task, run_config, context, out_dir), out_dir)
-    table = comparison_table(reports)
-    write_json_atomic(stage_dir / "comparison.json", {name: r["test"] for name, r in reports.items()})
-    write_text_atomic(stage_dir / "comparison.txt", table + "\n")
-    print(table)
-    return reports
+    return Stage(task, config, partial(input_paths, task), run_stage)

@@ -8,49 +8,30 @@ accuracy and training time, then the majority class of the training labels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
+from typing import ClassVar
 
-from dnabird.config import build_config
-from dnabird.errors import ConfigError
-from dnabird.pipeline import RunContext, Stage
-from dnabird.stages.named_runs import named_settings, run_each
+from dnabird.pipeline import RunContext
+from dnabird.stages.compare import NamedModels, Track, comparison_stage, filled
 from dnabird.text.listops import ListOpsConfig, train_listops
 from dnabird.text.training import resumable
 
+SPLITS = ("train", "validation", "test")
+
 
 @dataclass
-class ListOpsStageConfig:
-    """base: `ListOpsConfig` keys shared by every model; models: name -> the keys it changes; seed."""
+class ListOpsStageConfig(NamedModels):
+    """base: `ListOpsConfig` keys shared by every model; models: name -> the keys it changes; seed
+    (`dnabird.stages.compare`)."""
 
-    base: dict = field(default_factory=dict)
-    models: dict = field(default_factory=lambda: {"model": {}})
-    seed: int = 0
-
-    def __post_init__(self):
-        if not self.models:
-            raise ConfigError("listops: models: expected at least one named model")
-        self.configs()
-
-    def configs(self, context: RunContext | None = None) -> dict[str, ListOpsConfig]:
-        out = {}
-        for name, changes in self.models.items():
-            merged = named_settings(self.base, name, changes, self.seed, "listops")
-            if context is not None:
-                data = dict(merged.get("data") or {})
-                if data.get("directory") is None:
-                    for split in ("train", "validation", "test"):
-                        data[split] = data.get(split) or str(context.output("listops_data", split))
-                merged["data"] = data
-            out[name] = build_config(ListOpsConfig, merged, f"listops: models.{name}")
-        return out
+    STAGE: ClassVar[str] = "listops"
+    TASK: ClassVar[str] = "listops"
 
 
-def inputs(config: ListOpsStageConfig, context: RunContext) -> list[Path]:
-    paths = set()
-    for model in config.configs(context).values():
-        paths |= {model.data.path(split) for split in ("train", "validation", "test")}
-    return sorted(paths)
+def resolve(config: ListOpsConfig, context: RunContext, out_dir=None) -> ListOpsConfig:
+    """Null splits from the `listops_data` stage, unless `data.directory` holds them."""
+    splits = {} if config.data.directory is not None else {split: ("listops_data", split) for split in SPLITS}
+    return filled(config, context, out_dir, splits)
 
 
 def describe(config: ListOpsConfig) -> tuple[str, str]:
@@ -79,9 +60,6 @@ def results_table(reports: dict, seconds: dict, settings: dict) -> str:
     return "\n".join(lines)
 
 
-def run(config: ListOpsStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    return run_each(config.configs(context), stage_dir,
-                    lambda model, out_dir: train_listops(model, resume=resumable(model.train)), results_table)
-
-
-STAGE = Stage("listops", ListOpsStageConfig, inputs, run)
+TRACK = Track(ListOpsConfig, resolve, lambda config, context: [config.data.path(split) for split in SPLITS],
+              lambda config, out_dir: train_listops(config, resume=resumable(config.train)), results_table)
+STAGE = comparison_stage("listops", ListOpsStageConfig)

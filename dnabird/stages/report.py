@@ -2,8 +2,8 @@
 its tables as the stage printed them, and its plots (linked relative to the run folder, so the folder
 can be moved or browsed as it is).
 
-It reads only what earlier stages recorded (`<stage>/stage.json`, `report.json`, PNGs), so it runs in a
-second and re-runs whenever any of those changed.
+It reads only what earlier stages recorded (`<stage>/stage.json`, `report.json`, a comparison's
+`results.txt`, PNGs), so it runs in a second and re-runs whenever any of those changed.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ def inputs(config: ReportConfig, context: RunContext) -> list[Path]:
     paths = []
     for stage in config.stages:
         if _finished(context, stage):
-            paths += [p for p in (context.out_dir / stage / "report.json", context.out_dir / stage / STAGE_RECORD)
-                      if p.is_file()]
+            folder = context.out_dir / stage
+            paths += [folder / name for name in ("report.json", "results.txt", STAGE_RECORD)
+                      if (folder / name).is_file()]
     return paths
 
 
@@ -120,6 +121,9 @@ def render(config: ReportConfig, out_dir: Path) -> str:
         headline, body = "", []
         if stage in SUMMARIES and (folder / "report.json").is_file():
             headline, body = SUMMARIES[stage](json.loads((folder / "report.json").read_text()))
+        elif (folder / "results.txt").is_file():  # a comparison (`dnabird.stages.compare`): its table
+            table = (folder / "results.txt").read_text().rstrip()
+            body = [table] if table.startswith("|") else ["```text", table, "```"]
         rows.append(f"| {stage} | {seconds:.0f} | {headline} |")
         plots = sorted(folder.glob("*.png"))
         if body or plots:

@@ -15,74 +15,38 @@ model warmed up on short inputs (`data: {max_length: 256, keep: ends}`) then tra
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
 
-from dnabird.config import build_config
-from dnabird.errors import ConfigError
 from dnabird.finetune.report import MODEL_ROW
-from dnabird.pipeline import RunContext, Stage
-from dnabird.stages.named_runs import named_settings, run_each
+from dnabird.pipeline import RunContext
+from dnabird.stages import finetune
+from dnabird.stages.compare import NamedModels, Track, comparison_stage, filled
 from dnabird.text.classify import SPLITS, TASK, TextClassifyConfig
 
 
 @dataclass
-class TextClassifyStageConfig:
+class TextClassifyStageConfig(NamedModels):
     """base: `TextClassifyConfig` keys shared by every model; models: name -> the keys that model changes
-    (mappings such as `data` and `train` merge key by key into the base's, `model_overrides` as encoder
-    settings merge, `dnabird.model.config.merge_settings`; by default
-    one model, `model`, with the base's settings); seed: every model's seed."""
+    (and `init_from`); seed: every model's seed (`dnabird.stages.compare`)."""
 
-    base: dict = field(default_factory=dict)
-    models: dict = field(default_factory=lambda: {"model": {}})
-    seed: int = 0
-
-    def __post_init__(self):
-        if not self.models:
-            raise ConfigError("text_classify: models: expected at least one named model")
-        self.configs()  # every model's settings fail here, when the pipeline loads
-
-    def init_from(self) -> dict[str, str]:
-        """name -> the earlier model it starts from, for the models that name one."""
-        sources, names = {}, list(self.models)
-        for position, (name, changes) in enumerate(self.models.items()):
-            source = (changes or {}).get("init_from") if isinstance(changes, dict) else None
-            if source is None:
-                continue
-            if source not in names[:position]:
-                raise ConfigError(f"text_classify: models.{name}.init_from: {source!r} is not a model listed "
-                                  f"before it (earlier models: {names[:position]})")
-            sources[name] = source
-        return sources
-
-    def configs(self, context: RunContext | None = None,
-                stage_dir: Path | None = None) -> dict[str, TextClassifyConfig]:
-        """Each model's full `TextClassifyConfig` (paths from earlier stages when `context` is given; an
-        `init_from` model's `pretrained` under `stage_dir` when that is given)."""
-        out, sources = {}, self.init_from()
-        for name, changes in self.models.items():
-            changes = {key: value for key, value in (changes or {}).items() if key != "init_from"} \
-                if isinstance(changes, dict) else changes
-            merged = named_settings(self.base, name, changes, self.seed, "text_classify")
-            if name in sources and stage_dir is not None:
-                merged["pretrained"] = str(stage_dir / sources[name] / "model")
-            if context is not None:
-                data = dict(merged.get("data") or {})
-                for split in SPLITS:
-                    data[split] = data.get(split) or str(context.output("text_data", f"long_range_{split}"))
-                merged["data"] = data
-                merged["tokenizer"] = merged.get("tokenizer") or str(context.output("text_tokenizer", "model"))
-            out[name] = build_config(TextClassifyConfig, merged, f"text_classify: models.{name}")
-        return out
+    STAGE: ClassVar[str] = "text_classify"
+    TASK: ClassVar[str] = TASK
 
 
-def inputs(config: TextClassifyStageConfig, context: RunContext) -> list[Path]:
-    paths, staged = set(), config.init_from()
-    for name, model in config.configs(context).items():
-        paths |= {*(getattr(model.data, split) for split in SPLITS), model.tokenizer}
-        if model.pretrained not in (None, "none") and name not in staged:
-            paths.add(model.pretrained)
-    return sorted(Path(p) for p in paths if p is not None)
+def text_paths(outputs: str):
+    """The `resolve` of a text task: null splits from the `text_data` stage's `<outputs>_<split>`, a null
+    tokenizer from the `text_tokenizer` stage's."""
+    return lambda config, context, out_dir=None: filled(
+        config, context, out_dir, {split: ("text_data", f"{outputs}_{split}") for split in SPLITS},
+        tokenizer=("text_tokenizer", "model"))
+
+
+def inputs(config, context: RunContext) -> list:
+    """The splits, the tokenizer and the pretrained checkpoint (if any) a text run reads."""
+    paths = [*(getattr(config.data, split) for split in SPLITS), config.tokenizer]
+    return [p for p in paths + [config.pretrained] if p not in (None, "none")]
 
 
 def _accuracy(row: dict) -> str:
@@ -94,19 +58,25 @@ def _f1(row: dict):
     return row.get("f1", row.get("macro_f1"))
 
 
+def model_row(name: str, config, report: dict, validation: float | None, scores: str, seconds: float,
+              *settings: str) -> str:
+    """A text model's table row: its name, attention, input tokens and `settings`, the selected step and its
+    validation figure, then `scores` (the test cells) and its wall time."""
+    attention = config.model_overrides.get("attention", {}).get("type", config.model)
+    shown = "n/a" if validation is None else f"{validation:.3f}"
+    return " | ".join([f"| {name}", attention, str(config.data.max_length), *settings, str(report["selection"]["step"]),
+                       shown, scores, f"{seconds:.0f} |"])
+
+
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, TextClassifyConfig]) -> str:
     """A Markdown table: each model's selected validation accuracy and its test scores, then the baselines
     (from the first model's report) and the majority class."""
     lines = ["| model | attention | tokens | keeps | selected step | validation accuracy | test accuracy (95 % CI) "
              "| test F1 | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for name, report in reports.items():
-        config = settings[name]
-        attention = config.model_overrides.get("attention", {}).get("type", config.model)
         row = report["test"]["rows"][MODEL_ROW]
-        validation = report["selection"]["validation"].get("accuracy")
-        lines.append(f"| {name} | {attention} | {config.data.max_length} | {config.data.keep} | "
-                     f"{report['selection']['step']} | {'n/a' if validation is None else f'{validation:.3f}'} | "
-                     f"{_accuracy(row)} | {_f1(row):.3f} | {seconds[name]:.0f} |")
+        lines.append(model_row(name, settings[name], report, report["selection"]["validation"].get("accuracy"),
+                               f"{_accuracy(row)} | {_f1(row):.3f}", seconds[name], settings[name].data.keep))
     first_name, first = next(iter(reports.items()))
     for scorer, row in first["test"]["rows"].items():
         if scorer != MODEL_ROW:
@@ -118,11 +88,5 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
     return "\n".join(lines)
 
 
-def run(config: TextClassifyStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    from dnabird.stages import finetune
-
-    return run_each(config.configs(context, stage_dir), stage_dir,
-                    lambda model, out_dir: finetune.run(TASK, model, out_dir), results_table)
-
-
-STAGE = Stage("text_classify", TextClassifyStageConfig, inputs, run)
+TRACK = Track(TextClassifyConfig, text_paths("long_range"), inputs, partial(finetune.run, TASK), results_table)
+STAGE = comparison_stage("text_classify", TextClassifyStageConfig)

@@ -11,51 +11,22 @@ time, then the lead-k baseline on the same test documents.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
-from dnabird.config import build_config
-from dnabird.errors import ConfigError
-from dnabird.pipeline import RunContext, Stage
-from dnabird.stages.named_runs import named_settings, run_each
-from dnabird.text.summarise_task import MODEL_ROW, SPLITS, SummariseConfig, rouge_cell
+from dnabird.stages.compare import NamedModels, Track, comparison_stage
+from dnabird.stages.text_classify import inputs, model_row, text_paths
+from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, rouge_cell
 
 
 @dataclass
-class TextSummariseStageConfig:
+class TextSummariseStageConfig(NamedModels):
     """base: `SummariseConfig` keys shared by every model; models: name -> the keys that model changes;
-    seed: every model's seed."""
+    seed: every model's seed (`dnabird.stages.compare`)."""
 
-    base: dict = field(default_factory=dict)
-    models: dict = field(default_factory=lambda: {"model": {}})
-    seed: int = 0
-
-    def __post_init__(self):
-        if not self.models:
-            raise ConfigError("text_summarise: models: expected at least one named model")
-        self.configs()  # every model's settings fail here, when the pipeline loads
-
-    def configs(self, context: RunContext | None = None) -> dict[str, SummariseConfig]:
-        out = {}
-        for name, changes in self.models.items():
-            merged = named_settings(self.base, name, changes, self.seed, "text_summarise")
-            if context is not None:
-                data = dict(merged.get("data") or {})
-                for split in SPLITS:
-                    data[split] = data.get(split) or str(context.output("text_data", f"summaries_{split}"))
-                merged["data"] = data
-                merged["tokenizer"] = merged.get("tokenizer") or str(context.output("text_tokenizer", "model"))
-            out[name] = build_config(SummariseConfig, merged, f"text_summarise: models.{name}")
-        return out
-
-
-def inputs(config: TextSummariseStageConfig, context: RunContext) -> list[Path]:
-    paths = set()
-    for model in config.configs(context).values():
-        paths |= {*(getattr(model.data, split) for split in SPLITS), model.tokenizer}
-        if model.pretrained != "none":
-            paths.add(model.pretrained)
-    return sorted(Path(p) for p in paths if p is not None)
+    STAGE: ClassVar[str] = "text_summarise"
+    TASK: ClassVar[str] = TASK
 
 
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, SummariseConfig]) -> str:
@@ -63,14 +34,9 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
     lines = ["| model | attention | encoder tokens | selected step | validation ROUGE-L | test ROUGE-1 | "
              "test ROUGE-2 | test ROUGE-L | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for name, report in reports.items():
-        config = settings[name]
-        attention = config.model_overrides.get("attention", {}).get("type", config.model)
         row = report["test"]["rows"][MODEL_ROW]
-        validation = report["selection"]["value"]
-        lines.append(f"| {name} | {attention} | {config.data.max_length} | {report['selection']['step']} | "
-                     f"{'n/a' if validation is None else f'{validation:.3f}'} | "
-                     + " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL"))
-                     + f" | {seconds[name]:.0f} |")
+        lines.append(model_row(name, settings[name], report, report["selection"]["value"],
+                               " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL")), seconds[name]))
     first = next(iter(reports.values()))
     for scorer, row in first["test"]["rows"].items():
         if scorer != MODEL_ROW:
@@ -79,14 +45,12 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
     return "\n".join(lines)
 
 
-def run(config: TextSummariseStageConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+def train(config: SummariseConfig, out_dir: Path) -> dict:
     from dnabird.text.summarise_task import finetune
 
-    def train_one(model: SummariseConfig, out_dir: Path) -> dict:
-        resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
-        return finetune(model, resume=resume)
-
-    return run_each(config.configs(context), stage_dir, train_one, results_table)
+    resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
+    return finetune(config, resume=resume)
 
 
-STAGE = Stage("text_summarise", TextSummariseStageConfig, inputs, run)
+TRACK = Track(SummariseConfig, text_paths("summaries"), inputs, train, results_table)
+STAGE = comparison_stage("text_summarise", TextSummariseStageConfig)

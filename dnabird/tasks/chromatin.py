@@ -25,7 +25,6 @@ bins over their candidate regions (where a target sits and only the distant part
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections import Counter
@@ -38,7 +37,7 @@ from dnabird.errors import ConfigError, DnabirdError, InputFormatError, Paramete
 from dnabird.finetune.baselines import kmer_counts
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
-from dnabird.io import atomic_output, write_json_atomic
+from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
 from dnabird.tasks.deepsea import GROUPS, BundleSplit, FeatureTable, decode_onehot, load_table, open_bundle, slab_order
 from dnabird.tasks.splits import overlap_groups
@@ -319,13 +318,10 @@ def read_bins(path: str | Path, halves: dict[str, int], counts: Counter) -> list
 
 
 def _cache_key(data: ChromatinData, tokenizer, block_size: int, paths: list[str]) -> str:
-    digest = hashlib.sha256()
-    for p in paths:
-        stat = Path(p).stat()
-        digest.update(f"{Path(p).resolve()}:{stat.st_size}:{stat.st_mtime_ns};".encode())
-    digest.update(json.dumps([CACHE_VERSION, data.window, data.max_n_fraction, tokenizer.hash, block_size,
-                              data.max_train_rows]).encode())
-    return digest.hexdigest()
+    stats = [(Path(p).resolve(), Path(p).stat()) for p in paths]
+    files = "".join(f"{path}:{stat.st_size}:{stat.st_mtime_ns};" for path, stat in stats)
+    return sha256_hex(files + json.dumps([CACHE_VERSION, data.window, data.max_n_fraction, tokenizer.hash,
+                                          block_size, data.max_train_rows]))
 
 
 def window_sequences(genome, bins: list[Bin], window: int, max_n_fraction: float,

@@ -34,12 +34,13 @@ from dnabird.errors import DnabirdError, ParameterError
 from dnabird.finetune.baselines import kmer_counts
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData
+from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
 from dnabird.io import atomic_output
 from dnabird.model.task_spec import TaskSpec, parse_anchor
 from dnabird.tasks.negatives import CPG_CLASSES, GenomicNegatives, cpg_class, deepromoter_negative, gc_fraction
 from dnabird.tasks.splits import SPLITS, chromosome_split, overlap_groups, random_split
-from dnabird.tasks.tss import Site, lift_sites, read_epdnew, write_dropped, write_lifted
+from dnabird.tasks.tss import lift_sites, write_dropped, write_lifted
 
 log = logging.getLogger(__name__)
 
@@ -162,9 +163,9 @@ class PromoterExamples(EpochExamples):
 class _Split:
     """The windows of one split: positives, their negatives and the pairs' overlap groups."""
 
-    positives: list[tuple[Site, int, int, float]] = field(default_factory=list)  # site, start, end, GC
+    positives: list[tuple[Tss, int, int, float]] = field(default_factory=list)  # site, start, end, GC
     positive_seqs: list[np.ndarray] = field(default_factory=list)
-    negatives: list[tuple[Site, int, int, float] | None] = field(default_factory=list)
+    negatives: list[tuple[Tss, int, int, float] | None] = field(default_factory=list)
     negative_seqs: list[np.ndarray] = field(default_factory=list)
     groups: list[int] = field(default_factory=list)
 
@@ -188,7 +189,7 @@ def _encode(sequences: list[np.ndarray], tokenizer, block_size: int, length: int
     return ids.astype(np.int32)
 
 
-def positive_windows(config: PromoterData, sites: list[Site], genome: Genome, counts: Counter):
+def positive_windows(config: PromoterData, sites: list[Tss], genome: Genome, counts: Counter):
     """(site on the genome's contig name, start, end, GC, sequence) of every usable positive window;
     `counts` gains the dropped ones by reason."""
     anchor = parse_anchor(config.anchor)
@@ -212,7 +213,7 @@ def positive_windows(config: PromoterData, sites: list[Site], genome: Genome, co
         if np.count_nonzero(sequence == ord("N")) > config.max_n_fraction * len(sequence):
             counts["too_many_n"] += 1
             continue
-        yield Site(site.name, chrom, site.position, site.strand), start, end, gc_fraction(sequence), sequence
+        yield Tss(chrom, site.position, site.strand, site.name), start, end, gc_fraction(sequence), sequence
 
 
 def _assign_splits(config: PromoterData, windows: list, genome: Genome, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -224,7 +225,7 @@ def _assign_splits(config: PromoterData, windows: list, genome: Genome, seed: in
                             validation=[genome.resolve(c) for c in config.validation_chromosomes]), groups
 
 
-def _genomic_negatives(config: PromoterData, splits: dict[str, _Split], genome: Genome, targets: list[Site],
+def _genomic_negatives(config: PromoterData, splits: dict[str, _Split], genome: Genome, targets: list[Tss],
                        seed: int, counts: Counter) -> dict[str, dict[str, int]]:
     """Draw one GC-matched genomic negative per positive, split by split, widening the tolerance up to
     `gc_tolerance_max` where needed; unmatched pairs are dropped. Returns the positives matched, widened
@@ -273,7 +274,7 @@ def _genomic_negatives(config: PromoterData, splits: dict[str, _Split], genome: 
             drawn[match.chrom].append((n_start, n_end))
             kept.positives.append((site, start, end, gc))
             kept.positive_seqs.append(sequence)
-            kept.negatives.append((Site(f"negative_of_{site.name}", match.chrom, match.position, match.strand),
+            kept.negatives.append((Tss(match.chrom, match.position, match.strand, f"negative_of_{site.name}"),
                                    n_start, n_end, match.gc))
             kept.negative_seqs.append(negative)
             kept.groups.append(group)
@@ -313,7 +314,7 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
         if getattr(data, name) is None:
             raise ParameterError(f"data.{name}", None, "a path (set it in the config or as an override)")
     out_dir.mkdir(parents=True, exist_ok=True)
-    sites = read_epdnew(data.promoters)
+    sites = read_tss(data.promoters, require_thick=True)
     lifted = lift_sites(sites, data.chain, min_ok_fraction=data.min_lifted_fraction)
     write_lifted(lifted, out_dir / "tss_lifted.bed")
     write_dropped(lifted, out_dir / "liftover_dropped.tsv")

@@ -1,8 +1,5 @@
-"""Transcription start sites from an EPDnew BED8 file, lifted to another assembly with a UCSC chain.
-
-EPDnew items are 60 bp: 49 bp upstream, the TSS and 10 bp downstream; the 11-bp thick part starts at
-the TSS on "+" and ends with it on "−", so the 0-based TSS is thickStart on "+" and thickEnd − 1 on "−".
-"""
+"""Transcription start sites (read by `dnabird.genome.bed.read_tss`, e.g. from EPDnew's BED8: 60-bp items,
+49 bp upstream, the TSS and 10 bp downstream) lifted to another assembly with a UCSC chain."""
 
 from __future__ import annotations
 
@@ -10,41 +7,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from dnabird.errors import DnabirdError, InputFormatError
-from dnabird.genome.bed import read_bed
+from dnabird.errors import DnabirdError
+from dnabird.genome.bed import Tss
 from dnabird.genome.liftover import STATUSES, Liftover
 from dnabird.io import atomic_output
-
-
-@dataclass(frozen=True)
-class Site:
-    """A stranded 0-based position, e.g. a TSS; `line` is where it was read from (None once lifted)."""
-
-    name: str
-    chrom: str
-    position: int
-    strand: str
-    line: int | None = None
-
-
-def read_epdnew(path: str | Path) -> list[Site]:
-    """The TSS of every record of an EPDnew BED8 file, in file order."""
-    sites = []
-    for record in read_bed(path):
-        if record.thick_end is None:
-            raise InputFormatError("expected BED8 columns (chrom, start, end, name, score, strand, thickStart, "
-                                   "thickEnd) as EPDnew ships them, got fewer", path=path, line=record.line)
-        if record.strand not in ("+", "-"):
-            raise InputFormatError(f"strand {record.strand!r}: a promoter needs '+' or '-'", path=path,
-                                   line=record.line)
-        position = record.thick_start if record.strand == "+" else record.thick_end - 1
-        if not record.start <= position < record.end:
-            raise InputFormatError(f"the TSS {position} (thick part {record.thick_start}-{record.thick_end}) lies "
-                                   f"outside the item {record.start}-{record.end}", path=path, line=record.line)
-        sites.append(Site(record.name or f"line{record.line}", record.chrom, position, record.strand, record.line))
-    if not sites:
-        raise InputFormatError("no promoter records", path=path)
-    return sites
 
 
 @dataclass
@@ -53,13 +19,13 @@ class LiftedSites:
     `dnabird.genome.liftover.STATUSES`); `dropped` as (site, status, targets) rows; `targets` holds every
     target position of every site that mapped at all (for keeping negatives away from annotated sites)."""
 
-    kept: list[Site]
+    kept: list[Tss]
     counts: dict[str, int]
-    dropped: list[tuple[Site, str, str]]
-    targets: list[Site]
+    dropped: list[tuple[Tss, str, str]]
+    targets: list[Tss]
 
 
-def lift_sites(sites: list[Site], chain: str | Path, *, min_ok_fraction: float = 0.5) -> LiftedSites:
+def lift_sites(sites: list[Tss], chain: str | Path, *, min_ok_fraction: float = 0.5) -> LiftedSites:
     """Lift every site with `Liftover.convert`; keep the "ok" ones.
 
     A chain whose source build does not match the sites leaves most of them unmappable: when fewer than
@@ -71,9 +37,9 @@ def lift_sites(sites: list[Site], chain: str | Path, *, min_ok_fraction: float =
     for site in sites:
         result = liftover.convert(site.chrom, site.position, site.strand)
         counts[result.status] += 1
-        targets += [Site(site.name, t.chrom, t.pos, t.strand) for t in result.targets]
+        targets += [Tss(t.chrom, t.pos, t.strand, site.name) for t in result.targets]
         if result.ok:
-            kept.append(Site(site.name, result.target.chrom, result.target.pos, result.target.strand))
+            kept.append(Tss(result.target.chrom, result.target.pos, result.target.strand, site.name))
         else:
             shown = ",".join(f"{t.chrom}:{t.pos}:{t.strand}" for t in result.targets) or "."
             dropped.append((site, result.status, shown))

@@ -26,10 +26,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from dnabird.config import RecipeConfig
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_json_atomic
+from dnabird.pretraining.evaluate import unigram_log_probs
 from dnabird.progress import progress_bar
 from dnabird.train import LossOutput, TrainConfig
+from dnabird.train.recipe import recipe_run
 
 PAD_ID = 0
 VOCAB_SIZE = 257  # 256 bytes + [PAD]
@@ -122,13 +125,12 @@ def evaluate_bpc(model: torch.nn.Module, data: np.ndarray, start: int, end: int,
 
 def unigram_bpc(data: np.ndarray, train: tuple[int, int], evaluated: tuple[int, int]) -> float:
     """BPC of the training bytes' add-one-smoothed frequencies on the evaluated bytes (a cheap baseline)."""
-    counts = np.bincount(np.asarray(data[train[0]:train[1]]), minlength=256) + 1.0
-    log2p = np.log2(counts / counts.sum())
+    log2p = unigram_log_probs(np.asarray(data[train[0]:train[1]]), 256, bits=True)
     return float(-log2p[np.asarray(data[max(evaluated[0], 1):evaluated[1]])].mean())
 
 
 @dataclass
-class CharLMConfig:
+class CharLMConfig(RecipeConfig):
     """Settings of one character-LM run (the keys of a `charlm:` section or a `--config` YAML).
 
     data: a text8/enwik8-format file (split 90/5/5); null inside `dnabird run`: the `text_data` stage's.
@@ -166,18 +168,13 @@ def model_settings(config: CharLMConfig):
 
     model = build_encoder_config(config.model, config.model_overrides, causal=True, vocab_size=VOCAB_SIZE,
                                  pad_token_id=PAD_ID)
-    longest = max(config.max_length, config.eval_context)
-    if model.max_positions - model.position_offset < longest:
-        raise ParameterError("max_length / eval_context", longest,
-                             f"<= the model's max_positions - position_offset = "
-                             f"{model.max_positions - model.position_offset}")
+    model.check_length(max(config.max_length, config.eval_context), "max_length / eval_context", multiple=False)
     return model
 
 
 def train_charlm(config: CharLMConfig, *, resume: bool = False) -> dict:
     """Train a causal byte-level LM, then report BPC on the evaluation split beside the unigram baseline."""
     from dnabird.model.heads import CausalLanguageModel
-    from dnabird.text.training import finish, train_and_save
 
     if config.data is None:
         raise ParameterError("data", None, "a text8/enwik8-format file")
@@ -185,28 +182,24 @@ def train_charlm(config: CharLMConfig, *, resume: bool = False) -> dict:
     bounds = split_bounds(len(data))
     model_config = model_settings(config)
     windows = CharWindows(data, *bounds["train"], length=config.max_length, seed=config.seed)
-    model, ctx = train_and_save(lambda: CausalLanguageModel(model_config, seed=config.seed), causal_lm_loss, windows,
-                                collate, config.train, seed=config.seed, resume=resume,
-                                run_info={"charlm": dataclasses.asdict(config)}, tokenizer_path=None)
     report = {}
-    if ctx.is_main:
-        start, end = bounds[config.eval_split]
-        if config.eval_max_bytes is not None:
-            end = min(end, start + config.eval_max_bytes)
-        report = {"split": config.eval_split, "bytes": [start, end],
-                  "model": evaluate_bpc(model, data, start, end, context=config.eval_context,
-                                        stride=config.eval_stride, batch_size=config.eval_batch_size,
-                                        device=ctx.device),
-                  "unigram_bpc": unigram_bpc(data, bounds["train"], (start, end))}
-        write_json_atomic(Path(config.train.out_dir) / "report.json", report)
-        print(f"{config.eval_split} BPC {report['model']['bpc']:.3f} over {report['model']['scored']} bytes "
-              f"(context {config.eval_context}, stride {config.eval_stride}; unigram {report['unigram_bpc']:.3f})")
-    finish(ctx)
+    with recipe_run(config.train.device, seed=config.seed) as run:
+        model = CausalLanguageModel(model_config, seed=config.seed)
+        run.fit(model, causal_lm_loss, windows, config.train, collate_fn=collate, resume=resume,
+                run_info={"charlm": dataclasses.asdict(config)})
+        if run.is_main:
+            start, end = bounds[config.eval_split]
+            if config.eval_max_bytes is not None:
+                end = min(end, start + config.eval_max_bytes)
+            report = {"split": config.eval_split, "bytes": [start, end],
+                      "model": evaluate_bpc(model, data, start, end, context=config.eval_context,
+                                            stride=config.eval_stride, batch_size=config.eval_batch_size,
+                                            device=run.device),
+                      "unigram_bpc": unigram_bpc(data, bounds["train"], (start, end))}
+            write_json_atomic(Path(config.train.out_dir) / "report.json", report)
+            print(f"{config.eval_split} BPC {report['model']['bpc']:.3f} over {report['model']['scored']} bytes "
+                  f"(context {config.eval_context}, stride {config.eval_stride}; unigram {report['unigram_bpc']:.3f})")
     return report
 
 
-def load_config(path: str | os.PathLike, overrides=()) -> CharLMConfig:
-    from dnabird.config import apply_overrides, build_config, read_yaml
-
-    return build_config(CharLMConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
-
+load_config = CharLMConfig.load  # a character-LM YAML (the keys of `CharLMConfig`) with `key.sub=value` overrides

@@ -19,7 +19,7 @@ whole document's token counts (bag of words, before any truncation; ids folded i
 
 from __future__ import annotations
 
-import os
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -195,11 +195,7 @@ def classify(config: TextClassifyConfig, *, resume: bool = False) -> dict:
     """Fine-tune through the recipe (`dnabird.finetune.recipe.finetune`); returns its report."""
     from dnabird.finetune.recipe import finetune
 
-    return finetune(TASK, config, resume=resume)
+    return finetune(sys.modules[__name__], config, resume=resume)
 
 
-def load_config(path: str | os.PathLike, overrides=()) -> TextClassifyConfig:
-    """A classification YAML (the keys of `TextClassifyConfig`) with `key.sub=value` overrides."""
-    from dnabird.finetune.recipe import load_config as load
-
-    return load(TASK, path, list(overrides))
+load_config = TextClassifyConfig.load  # a classification YAML (the keys of `TextClassifyConfig`) with overrides

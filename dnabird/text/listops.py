@@ -14,18 +14,20 @@ labels (measured on each split).
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from dnabird.config import RecipeConfig
 from dnabird.data.tokenizer_base import SPECIAL_TOKENS, TokenizerBase
 from dnabird.datasets import listops
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_json_atomic
+from dnabird.model.config import recipe_encoder_config
 from dnabird.model.task_spec import TaskSpec
 from dnabird.train import TrainConfig
+from dnabird.train.recipe import recipe_run
 
 SPECIALS = SPECIAL_TOKENS
 VOCAB = SPECIALS + tuple(str(d) for d in range(10)) + listops.OPERATORS + (listops.END,)
@@ -98,7 +100,7 @@ class ListOpsData:
 
 
 @dataclass
-class ListOpsConfig:
+class ListOpsConfig(RecipeConfig):
     """One ListOps run: model (a preset) and model_overrides (`EncoderConfig` fields: positional scheme,
     attention kernel …), max_length (tokens with [CLS] and [SEP]), eval_batch_size, seed, train."""
 
@@ -114,9 +116,7 @@ class ListOpsConfig:
         self.encoder()  # model settings fail here, when the config loads
 
     def encoder(self):
-        from dnabird.pretraining.recipe import encoder_config
-
-        return encoder_config(self, ListOpsTokenizer().vocab_size)
+        return recipe_encoder_config(self, ListOpsTokenizer().vocab_size)
 
 
 def task_spec(max_length: int) -> TaskSpec:
@@ -138,7 +138,6 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
     from dnabird.finetune.metrics import multiclass_metrics
     from dnabird.finetune.recipe import classification_loss
     from dnabird.model.heads import model_for_task
-    from dnabird.text.training import finish, train_and_save
 
     tokenizer = ListOpsTokenizer()
     spec = task_spec(config.max_length)
@@ -146,34 +145,25 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
     ids = tokenizer.encode_batch([s for s, _ in rows], config.max_length, str(config.data.path("train")))
     targets = np.array([v for _, v in rows], dtype=np.int64)
     examples = TokenExamples(ids, targets, seed=config.seed, shuffle=True)
-    model, ctx = train_and_save(lambda: model_for_task(config.encoder(), spec, seed=config.seed),
-                                classification_loss(1.0, spec.problem), examples,
-                                partial(collate, pad_id=tokenizer.pad_id, class_labels=True), config.train,
-                                seed=config.seed, resume=resume, run_info={"listops": dataclasses.asdict(config)},
-                                tokenizer_path=None, task=spec)
     report = {"task": spec.to_dict(), "max_length": config.max_length, "train_examples": len(rows)}
-    if not ctx.is_main:
-        finish(ctx)
-        return report
-    for split in ("validation", "test"):
-        path = config.data.path(split)
-        if not path.is_file() and getattr(config.data, split) is None:
-            continue
-        split_rows = listops.read(path)
-        split_ids = tokenizer.encode_batch([s for s, _ in split_rows], config.max_length, str(path))
-        split_targets = np.array([v for _, v in split_rows], dtype=np.int64)
-        labels, scores, _ = predict(model, TokenExamples(split_ids, split_targets), spec,
-                                    batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id, device=ctx.device)
-        report[split] = {"model": multiclass_metrics(labels, scores),
-                         "majority_class": {"accuracy": majority_accuracy(targets, split_targets),
-                                            "examples": len(split_targets)}}
-    write_json_atomic(Path(config.train.out_dir) / "report.json", report)
-    finish(ctx)
+    with recipe_run(config.train.device, seed=config.seed) as run:
+        model = model_for_task(config.encoder(), spec, seed=config.seed)
+        run.fit(model, classification_loss(1.0, spec.problem), examples, config.train,
+                collate_fn=partial(collate, pad_id=tokenizer.pad_id, class_labels=True), resume=resume,
+                run_info={"listops": dataclasses.asdict(config)}, task=spec)
+        if run.is_main:
+            for split in ("validation", "test"):
+                path = config.data.path(split)
+                if not path.is_file() and getattr(config.data, split) is None:
+                    continue
+                split_rows = listops.read(path)
+                split_ids = tokenizer.encode_batch([s for s, _ in split_rows], config.max_length, str(path))
+                split_targets = np.array([v for _, v in split_rows], dtype=np.int64)
+                labels, scores, _ = predict(model, TokenExamples(split_ids, split_targets), spec,
+                                            batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id,
+                                            device=run.device)
+                report[split] = {"model": multiclass_metrics(labels, scores),
+                                 "majority_class": {"accuracy": majority_accuracy(targets, split_targets),
+                                                    "examples": len(split_targets)}}
+            write_json_atomic(Path(config.train.out_dir) / "report.json", report)
     return report
-
-
-def load_config(path: str | os.PathLike, overrides=()) -> ListOpsConfig:
-    from dnabird.config import apply_overrides, build_config, read_yaml
-
-    return build_config(ListOpsConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
-

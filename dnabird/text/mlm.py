@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from dnabird.config import RecipeConfig
 from dnabird.data.pretraining import mask_tokens
 from dnabird.data.text import read_documents
 from dnabird.data.text_tokenizer import TextTokenizer
@@ -37,8 +37,11 @@ from dnabird.errors import ParameterError
 from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
+from dnabird.model.config import merge_settings, recipe_encoder_config
+from dnabird.pretraining.evaluate import unigram_log_probs
 from dnabird.progress import progress_bar
 from dnabird.train import TrainConfig
+from dnabird.train.recipe import recipe_run
 
 
 def pack_documents(tokenizer: TextTokenizer, documents, *, batch: int = 256) -> np.ndarray:
@@ -96,14 +99,6 @@ class PackedTextExamples(EpochExamples):
 def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
     """Stack equal-length examples into a batch."""
     return {key: torch.from_numpy(np.stack([e[key] for e in examples])) for key in examples[0]}
-
-
-def unigram_log_probs(stream: np.ndarray, vocab_size: int, special_ids) -> np.ndarray:
-    """log p(token) from the training stream's counts, add-one smoothed over the non-special ids."""
-    counts = np.bincount(stream, minlength=vocab_size)[:vocab_size].astype(np.float64) + 1.0
-    counts[list(special_ids)] = 0.0
-    with np.errstate(divide="ignore"):
-        return np.log(counts / counts.sum())
 
 
 @torch.no_grad()
@@ -175,7 +170,7 @@ class MLMPhase:
 
 
 @dataclass
-class TextMLMConfig:
+class TextMLMConfig(RecipeConfig):
     """Settings of one text MLM pretraining run (the keys of a `text_mlm:` section or a `--config` YAML).
 
     train_files, validation_files: plain-text or JSONL files or directories (`dnabird.data.text`); inside
@@ -208,9 +203,7 @@ class TextMLMConfig:
     phases: list[MLMPhase] = field(default_factory=list)
 
     def __post_init__(self):
-        from dnabird.pretraining.recipe import encoder_config
-
-        encoder_config(self)  # model settings and max_length fail here, when the config loads
+        recipe_encoder_config(self)  # model settings and max_length fail here, when the config loads
         plans = phase_plans(self)
         shapes = [parameter_shapes(model_config) for _, model_config, _ in plans]
         for index, shape in enumerate(shapes[1:], 1):
@@ -223,11 +216,8 @@ class TextMLMConfig:
 def phase_plans(config: TextMLMConfig, vocab_size: int | None = None) -> list[tuple]:
     """(the run's config for the phase, its `EncoderConfig`, its `TrainConfig`) per phase; one entry, the
     run itself, without phases. Each phase's length and pattern are checked like the run's."""
-    from dnabird.model.config import merge_settings
-    from dnabird.pretraining.recipe import encoder_config
-
     if not config.phases:
-        return [(config, encoder_config(config, vocab_size), config.train)]
+        return [(config, recipe_encoder_config(config, vocab_size), config.train)]
     plans = []
     for index, phase in enumerate(config.phases):
         overrides = merge_settings(config.model_overrides, {"attention": phase.attention} if phase.attention else {},
@@ -238,7 +228,7 @@ def phase_plans(config: TextMLMConfig, vocab_size: int | None = None) -> list[tu
                                     lr=config.train.lr if phase.lr is None else phase.lr,
                                     warmup_steps=min(config.train.warmup_steps, phase.steps - 1),
                                     out_dir=str(Path(config.train.out_dir) / f"phase_{index}"))
-        plans.append((phased, encoder_config(phased, vocab_size), train))
+        plans.append((phased, recipe_encoder_config(phased, vocab_size), train))
     return plans
 
 
@@ -257,8 +247,7 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
     from dnabird.model.checkpoint import load_weights, read_tensors, save_checkpoint
     from dnabird.model.heads import PretrainingModel
     from dnabird.pretraining.objective import mlm_loss
-    from dnabird.text.training import finish, resumable, train_and_save
-    from dnabird.train import distributed
+    from dnabird.text.training import resumable
 
     for name in ("train_files", "tokenizer"):
         if getattr(config, name) is None:
@@ -266,54 +255,46 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
     tokenizer = TextTokenizer.load(config.tokenizer)
     stream = pack_documents(tokenizer, read_documents(config.train_files, text_field=config.text_field))
     plans = phase_plans(config, tokenizer.vocab_size)
-    previous: Path | None = None  # the model directory of the phase before
-    model = ctx = None
-    for index, (phased, model_config, train_config) in enumerate(plans):
-        finished = Path(train_config.out_dir) / "model"
-        if config.phases and resume and (finished / "model.safetensors").is_file():
-            previous = finished  # done before an interruption
-            continue
-
-        def build(model_config=model_config, previous=previous):
+    report = {}
+    with recipe_run(config.train.device, seed=config.seed) as run:
+        previous: Path | None = None  # the model directory of the phase before
+        model = None
+        for index, (phased, model_config, train_config) in enumerate(plans):
+            finished = Path(train_config.out_dir) / "model"
+            if config.phases and resume and (finished / "model.safetensors").is_file():
+                previous = finished  # done before an interruption
+                continue
+            examples = PackedTextExamples(stream, tokenizer, max_length=phased.max_length, mask_rate=config.mask_rate,
+                                          seed=config.seed + index)
+            run.reseed(config.seed + index)
             model = PretrainingModel(model_config, seed=config.seed, nsp=False)
             if previous is not None:
                 load_weights(model, read_tensors(previous), source=str(previous))
-            return model
-
-        examples = PackedTextExamples(stream, tokenizer, max_length=phased.max_length, mask_rate=config.mask_rate,
-                                      seed=config.seed + index)
-        phase = {"phase": index, "of": len(plans)} if config.phases else {}
-        model, ctx = train_and_save(build, mlm_loss, examples, collate, train_config, seed=config.seed + index,
-                                    resume=resume and resumable(train_config),
-                                    run_info={"text_mlm": dataclasses.asdict(config), "train_tokens": len(stream),
-                                              **phase}, tokenizer_path=tokenizer.path)
-        previous = finished
-    if model is None:  # every phase finished before an interruption
-        ctx = distributed.setup(config.train.device)
-        model = PretrainingModel(plans[-1][1], seed=config.seed, nsp=False)
-        load_weights(model, read_tensors(previous), source=str(previous))
-        model.to(ctx.device)
-    if config.phases:
-        if ctx.is_main:  # the last phase's model is the run's
-            save_checkpoint(model, Path(config.train.out_dir) / "model", tokenizer_files=(tokenizer.path,))
-        config = phased
-    report = {}
-    if ctx.is_main and config.validation_files and config.eval_examples:
-        heldout = PackedTextExamples(pack_documents(tokenizer, read_documents(config.validation_files,
-                                                                              text_field=config.text_field)),
-                                     tokenizer, max_length=config.max_length, mask_rate=config.mask_rate,
-                                     seed=config.eval_seed, shuffle=False)
-        report = evaluate_mlm(model, heldout, char_lengths=tokenizer.char_lengths(),
-                              unigram=unigram_log_probs(stream, tokenizer.vocab_size, tokenizer.special_ids),
-                              num_examples=config.eval_examples, batch_size=config.eval_batch_size, device=ctx.device)
-        write_json_atomic(Path(config.train.out_dir) / "report.json", report)
-        print(format_mlm_report(report))
-    finish(ctx)
+            phase = {"phase": index, "of": len(plans)} if config.phases else {}
+            run.fit(model, mlm_loss, examples, train_config, collate_fn=collate,
+                    resume=resume and resumable(train_config), tokenizer_files=(tokenizer.path,),
+                    run_info={"text_mlm": dataclasses.asdict(config), "train_tokens": len(stream), **phase})
+            previous = finished
+        if model is None:  # every phase finished before an interruption
+            model = PretrainingModel(plans[-1][1], seed=config.seed, nsp=False)
+            load_weights(model, read_tensors(previous), source=str(previous))
+            model.to(run.device)
+        if config.phases:
+            if run.is_main:  # the last phase's model is the run's
+                save_checkpoint(model, Path(config.train.out_dir) / "model", tokenizer_files=(tokenizer.path,))
+            config = phased
+        if run.is_main and config.validation_files and config.eval_examples:
+            heldout = PackedTextExamples(pack_documents(tokenizer, read_documents(config.validation_files,
+                                                                                  text_field=config.text_field)),
+                                         tokenizer, max_length=config.max_length, mask_rate=config.mask_rate,
+                                         seed=config.eval_seed, shuffle=False)
+            report = evaluate_mlm(model, heldout, char_lengths=tokenizer.char_lengths(),
+                                  unigram=unigram_log_probs(stream, tokenizer.vocab_size, tokenizer.special_ids),
+                                  num_examples=config.eval_examples, batch_size=config.eval_batch_size,
+                                  device=run.device)
+            write_json_atomic(Path(config.train.out_dir) / "report.json", report)
+            print(format_mlm_report(report))
     return report
 
 
-def load_config(path: str | os.PathLike, overrides=()) -> TextMLMConfig:
-    """A text MLM YAML (the keys of `TextMLMConfig`) with `key.sub=value` overrides."""
-    from dnabird.config import apply_overrides, build_config, read_yaml
-
-    return build_config(TextMLMConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
+load_config = TextMLMConfig.load  # a text MLM YAML (the keys of `TextMLMConfig`) with `key.sub=value` overrides

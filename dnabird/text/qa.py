@@ -20,14 +20,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from dnabird.config import RecipeConfig
 from dnabird.data.squad import QAExample
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import ParameterError
 from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
+from dnabird.model.config import recipe_encoder_config
 from dnabird.progress import progress_bar
 from dnabird.text.qa_metrics import NORMALIZERS, evaluate
 from dnabird.train import LossOutput, TrainConfig
+from dnabird.train.recipe import recipe_run
 
 
 @dataclass
@@ -199,7 +202,7 @@ class QAData:
 
 
 @dataclass
-class QAConfig:
+class QAConfig(RecipeConfig):
     """Settings of one extractive-QA run (the keys of a `--config` YAML or a `text_qa:` section).
 
     data: the splits (`QAData`).
@@ -236,9 +239,8 @@ QA_SPEC = {"task": "qa", "problem": "span", "labels": ("start", "end")}
 
 def _encoder_settings(config: QAConfig, vocab_size: int | None = None):
     from dnabird.attention import Longformer
-    from dnabird.pretraining.recipe import encoder_config
 
-    settings = encoder_config(config, vocab_size)
+    settings = recipe_encoder_config(config, vocab_size)
     if not all(isinstance(settings.pattern(layer), Longformer) for layer in range(settings.num_layers)):
         raise ParameterError("model_overrides.attention", settings.attention,
                              "a longformer pattern in every layer (global attention goes on the question's tokens)")
@@ -252,7 +254,6 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
     from dnabird.model.checkpoint import load_encoder_for_finetuning
     from dnabird.model.heads import SpanExtractor
     from dnabird.model.task_spec import TaskSpec
-    from dnabird.text.training import finish, train_and_save
 
     for name, value in (("data.train", config.data.train), ("tokenizer", config.tokenizer)):
         if value is None:
@@ -263,40 +264,34 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
     answerable = [e for e in train_file.examples if e.located_answers()]
     inputs = encode_questions(answerable, tokenizer, max_length=config.max_length,
                               max_question_tokens=config.max_question_tokens)
-
-    def build_model():
-        if config.pretrained is not None:
-            return load_encoder_for_finetuning(config.pretrained, spec, seed=config.seed)[0]
-        return SpanExtractor(_encoder_settings(config, tokenizer.vocab_size), seed=config.seed)
-
     examples = QAExamples(inputs, seed=config.seed)
-    model, ctx = train_and_save(build_model, span_loss, examples, collate, config.train, seed=config.seed,
-                                resume=resume, run_info={"text_qa": dataclasses.asdict(config),
-                                                         "train_questions": len(answerable)},
-                                tokenizer_path=tokenizer.path, task=spec)
     report = {"train_questions": len(answerable), "train_answers_mismatched": train_file.mismatched}
-    if ctx.is_main and config.data.validation is not None:
-        heldout = read_squad(config.data.validation).examples
-        heldout_inputs = encode_questions(heldout, tokenizer, max_length=config.max_length,
-                                          max_question_tokens=config.max_question_tokens)
-        predictions = predict(model, heldout, heldout_inputs, max_answer_tokens=config.max_answer_tokens,
-                              batch_size=config.eval_batch_size, group_by_question=config.data.group_by_question,
-                              device=ctx.device)
-        report["validation"] = qa_report(predictions, heldout, heldout_inputs, normalization=config.data.normalization,
-                                         group_by_question=config.data.group_by_question)
-        out_dir = Path(config.train.out_dir)
-        write_json_atomic(out_dir / "predictions.json", predictions)
-        write_json_atomic(out_dir / "report.json", report)
-        row = report["validation"]
-        print(f"validation: EM {row['exact_match']:.1f}  F1 {row['f1']:.1f} over {row['questions']} questions "
-              f"({config.data.normalization} normalisation; answer kept in the input: {row['answer_in_input']:.0%})")
-    finish(ctx)
+    with recipe_run(config.train.device, seed=config.seed) as run:
+        if config.pretrained is not None:
+            model = load_encoder_for_finetuning(config.pretrained, spec, seed=config.seed)[0]
+        else:
+            model = SpanExtractor(_encoder_settings(config, tokenizer.vocab_size), seed=config.seed)
+        run.fit(model, span_loss, examples, config.train, collate_fn=collate,
+                resume=resume, run_info={"text_qa": dataclasses.asdict(config), "train_questions": len(answerable)},
+                tokenizer_files=(tokenizer.path,), task=spec)
+        if run.is_main and config.data.validation is not None:
+            heldout = read_squad(config.data.validation).examples
+            heldout_inputs = encode_questions(heldout, tokenizer, max_length=config.max_length,
+                                              max_question_tokens=config.max_question_tokens)
+            predictions = predict(model, heldout, heldout_inputs, max_answer_tokens=config.max_answer_tokens,
+                                  batch_size=config.eval_batch_size, group_by_question=config.data.group_by_question,
+                                  device=run.device)
+            report["validation"] = qa_report(predictions, heldout, heldout_inputs,
+                                             normalization=config.data.normalization,
+                                             group_by_question=config.data.group_by_question)
+            out_dir = Path(config.train.out_dir)
+            write_json_atomic(out_dir / "predictions.json", predictions)
+            write_json_atomic(out_dir / "report.json", report)
+            row = report["validation"]
+            print(f"validation: EM {row['exact_match']:.1f}  F1 {row['f1']:.1f} over {row['questions']} questions "
+                  f"({config.data.normalization} normalisation; answer kept in the input: "
+                  f"{row['answer_in_input']:.0%})")
     return report
 
 
-
-def load_config(path, overrides=()) -> QAConfig:
-    """A QA YAML (the keys of `QAConfig`) with `key.sub=value` overrides."""
-    from dnabird.config import apply_overrides, build_config, read_yaml
-
-    return build_config(QAConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))
+load_config = QAConfig.load  # a QA YAML (the keys of `QAConfig`) with `key.sub=value` overrides

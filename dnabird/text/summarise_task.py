@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from dnabird.config import RecipeConfig
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
@@ -37,6 +38,7 @@ from dnabird.model.generation import GenerationSettings
 from dnabird.text.rouge import ROUGE_TYPES, lead, rouge_report
 from dnabird.text.summarisation import Summariser, encode_documents, pad_batch, template
 from dnabird.train import LossOutput, TrainConfig
+from dnabird.train.recipe import recipe_run
 
 TASK = "summarise"
 SPLITS = ("train", "validation", "test")
@@ -69,7 +71,7 @@ class SummaryData:
 
 
 @dataclass
-class SummariseConfig:
+class SummariseConfig(RecipeConfig):
     """Settings of one summarisation run (the keys of a `--config` YAML or a pipeline section's model).
 
     data: `SummaryData`. pretrained: an encoder-decoder checkpoint directory, or "none" to train from scratch.
@@ -216,69 +218,41 @@ def encode_split(config: SummariseConfig, tokenizer, split: str):
 
 def finetune(config: SummariseConfig, *, resume: bool = False) -> dict:
     """Train, keep the best validation model, report ROUGE on test beside lead-k. Returns the report."""
-    from dnabird.model.checkpoint import load_weights, read_tensors, save_checkpoint
-    from dnabird.provenance import versions
-    from dnabird.train import distributed, train
-    from dnabird.train.loop import seed_everything
-
-    out_dir = Path(config.train.out_dir)
     tokenizer = resolve_tokenizer(config)
     splits = {split: encode_split(config, tokenizer, split) for split in SPLITS}
     if config.train.warmup_steps >= config.train.max_steps:
         raise ParameterError("train.warmup_steps", config.train.warmup_steps,
                              f"fewer than the run's {config.train.max_steps} steps")
-    ctx = distributed.setup(config.train.device)
-    seed_everything(config.seed + ctx.rank)
-    model = build_model(config, tokenizer)
-    encoder = model.config.encoder
-    if config.data.max_length + encoder.position_offset > encoder.max_positions or \
-            config.data.max_length % encoder.length_multiple:
-        raise ParameterError("data.max_length", config.data.max_length,
-                             f"a multiple of {encoder.length_multiple} within the encoder's {encoder.max_positions} "
-                             "positions")
-    pad = tokenizer.pad_id
-    _, _, encoded, targets = splits["train"]
-    train_examples = PairExamples(encoded.ids, targets, model.config.decoder_start_token_id, seed=config.seed,
-                                  shuffle=True)
-    generation = config.generation_settings()
-    selection = Selection("rougeL")
-    documents, references, valid_encoded, _ = splits["validation"]
-    shown = slice(0, config.validation_documents)
-
-    def summariser(net) -> Summariser:
-        return Summariser(net, tokenizer, settings=generation, max_length=config.data.max_length,
-                          batch_size=config.eval_batch_size, device=ctx.device)
-
-    def validate(net, step: int) -> dict:
-        predictions = summariser(net).summarise(
-            documents[shown], encoded=dataclasses.replace(valid_encoded, ids=valid_encoded.ids[shown]))
-        scores = rouge_report(predictions, references[shown], resamples=1)
-        scores = {name: scores[name] for name in ROUGE_TYPES}
-        selection.offer(step, scores, net)
-        net.train()
-        return {f"val_{name}": value for name, value in scores.items()}
-
-    def save(net, directory: Path) -> None:
-        save_checkpoint(net, directory, tokenizer_files=(tokenizer.path,))
-        selection.save(directory / "selection")
-
-    def load(net, directory: Path) -> None:
-        load_weights(net, read_tensors(directory), source=str(directory))
-        selection.load(directory / "selection")
-
-    train(model, teacher_forcing_loss, train_examples, config.train, resume=resume, ctx=ctx, evaluate=validate,
-          collate_fn=lambda batch: collate_pairs(batch, pad_id=pad, multiple=encoder.length_multiple),
-          save_model=save, load_model=load,
-          run_info={"summarise": dataclasses.asdict(config), "model": model.config.to_dict(), "versions": versions(),
-                    "seed": config.seed})
     report = {}
-    if ctx.is_main:
-        if selection.state is not None:
-            model.load_state_dict(selection.state)
-        save_checkpoint(model, out_dir / "model", tokenizer_files=(tokenizer.path,))
-        report = report_on_test(model, tokenizer, splits, config, selection, ctx.device)
-    distributed.barrier(ctx)
-    distributed.teardown(ctx)
+    with recipe_run(config.train.device, seed=config.seed) as run:
+        model = build_model(config, tokenizer)
+        encoder = model.config.encoder
+        encoder.check_length(config.data.max_length, "data.max_length")
+        pad = tokenizer.pad_id
+        _, _, encoded, targets = splits["train"]
+        train_examples = PairExamples(encoded.ids, targets, model.config.decoder_start_token_id, seed=config.seed,
+                                      shuffle=True)
+        generation = config.generation_settings()
+        selection = Selection("rougeL")
+        documents, references, valid_encoded, _ = splits["validation"]
+        shown = slice(0, config.validation_documents)
+
+        def validate(net, step: int) -> dict:
+            predictions = Summariser(net, tokenizer, settings=generation, max_length=config.data.max_length,
+                                     batch_size=config.eval_batch_size, device=run.device).summarise(
+                documents[shown], encoded=dataclasses.replace(valid_encoded, ids=valid_encoded.ids[shown]))
+            scores = rouge_report(predictions, references[shown], resamples=1)
+            scores = {name: scores[name] for name in ROUGE_TYPES}
+            selection.offer(step, scores, net)
+            net.train()
+            return {f"val_{name}": value for name, value in scores.items()}
+
+        run.fit(model, teacher_forcing_loss, train_examples, config.train, resume=resume,
+                collate_fn=lambda batch: collate_pairs(batch, pad_id=pad, multiple=encoder.length_multiple),
+                run_info={"summarise": dataclasses.asdict(config)}, tokenizer_files=(tokenizer.path,),
+                validate=validate, selection=selection)
+        if run.is_main:
+            report = report_on_test(model, tokenizer, splits, config, selection, run.device)
     return report
 
 
@@ -317,10 +291,3 @@ def rouge_table(rows: dict[str, dict]) -> str:
     lines = ["| scorer | ROUGE-1 | ROUGE-2 | ROUGE-L |", "|---|---|---|---|"]
     lines += [f"| {name} | " + " | ".join(rouge_cell(row, t) for t in ROUGE_TYPES) + " |" for name, row in rows.items()]
     return "\n".join(lines)
-
-
-def load_config(path: str | os.PathLike, overrides=()) -> SummariseConfig:
-    """A summarisation YAML (the keys of `SummariseConfig`) with `key.sub=value` overrides."""
-    from dnabird.config import apply_overrides, build_config, read_yaml
-
-    return build_config(SummariseConfig, apply_overrides(read_yaml(path), overrides, str(path)), str(path))

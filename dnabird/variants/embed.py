@@ -1,6 +1,6 @@
-"""Per-sequence embeddings from a model's encoder: the final hidden state at [CLS], or the mean over the
-DNA tokens, of `[CLS] sequence [SEP]` padded to one fixed token length (so a sequence's vector does not
-depend on what else is in the batch)."""
+"""Per-sequence embeddings from a model's encoder: its final hidden states of `[CLS] sequence [SEP]`, padded
+to one fixed token length (so a sequence's vector does not depend on what else is in the batch), pooled by
+`Encoder.pool` (each pooling name means there what it means for a head)."""
 
 from __future__ import annotations
 
@@ -14,20 +14,24 @@ from dnabird.errors import InputFormatError, ParameterError
 from dnabird.genome.bed import read_bed
 from dnabird.genome.reference import Genome
 from dnabird.io import check_outputs
+from dnabird.model.config import POOLINGS as HEAD_POOLINGS
+from dnabird.model.config import STATE_POOLINGS
 from dnabird.progress import progress_bar
 from dnabird.variants.predictor import Predictor
 
-POOLINGS = ("cls", "mean")
+POOLINGS = (*STATE_POOLINGS, *HEAD_POOLINGS)
 
 
-def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=None, *, pooling: str = "cls",
+def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=None, *, pooling: str = "cls_state",
           eval_length: int | None = None, batch_size: int = 16, device: str = "auto", out=None,
           progress: bool = True, tokenizer=None) -> np.ndarray:
     """Vectors [n, hidden] of sequences, or of genome regions.
 
     source: a list of DNA sequences (then `regions` is None), or a FASTA path / `Genome` with `regions`: a
         BED path (strand "-" reads the reverse complement) or (chrom, start, end[, strand]) tuples, 0-based.
-    pooling: "cls" (the [CLS] token's final hidden state) or "mean" (mean over the DNA tokens).
+    pooling: "cls_state" (the [CLS] token's final hidden state), "mean_sequence" (the mean over the DNA
+        tokens, without [CLS] and [SEP]), or what a head reads: "cls" (the tanh pooler over [CLS]), "mean"
+        (the mean over every real token, [CLS] and [SEP] included), "centre", "centre_max" (`Encoder.pool`).
     eval_length: padded token length (default: the task's, else the model's full length).
     out: write an HDF5 file: /embeddings [n, hidden] float32, /names, attributes pooling and settings.
     """
@@ -51,14 +55,7 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
             if len(ids) + 2 > eval_length:
                 raise ParameterError("eval_length", eval_length, f">= {len(ids) + 2} tokens for {name}")
             rows.append(ids)
-        hidden, mask = predictor.hidden(rows, eval_length, names[first:first + batch_size])  # [B, L, H], [B, L]
-        if pooling == "cls":
-            vectors.append(hidden[:, 0].numpy())
-        else:
-            dna = mask.clone()
-            dna[:, 0] = False
-            dna[np.arange(len(rows)), [len(ids) + 1 for ids in rows]] = False  # [SEP]
-            vectors.append(((hidden * dna[..., None]).sum(1) / dna.sum(1, keepdim=True)).numpy())
+        vectors.append(predictor.pooled(rows, eval_length, pooling, names[first:first + batch_size]).numpy())
     result = np.concatenate(vectors) if vectors else np.zeros((0, predictor.model.config.hidden_size), np.float32)
     if out is not None:
         _write(out, result, names, {"pooling": pooling, "eval_length": eval_length,

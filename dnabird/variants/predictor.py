@@ -130,10 +130,11 @@ class Predictor:
         return torch.zeros(slot, dtype=torch.float64).index_add_(0, torch.tensor(slots, dtype=torch.long), values)
 
     @torch.no_grad()
-    def hidden(self, rows: Sequence[Sequence[int]], length: int,
-               names: Sequence[str] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Final hidden states [B, L, H] (float32, on the CPU) and the mask of real tokens [B, L]."""
+    def pooled(self, rows: Sequence[Sequence[int]], length: int, pooling: str,
+               names: Sequence[str] | None = None) -> torch.Tensor:
+        """One vector per row [B, D] (float32, on the CPU): the encoder's final hidden states pooled by
+        `Encoder.pool` (`pooling`: one of its names)."""
         ids, mask = self._inputs(rows, length)
-        hidden, mask = self.model.encoder(ids, mask).float().cpu(), mask.cpu()
-        self.check_finite(torch.where(mask[..., None], hidden, 0.0), "hidden states", names)
-        return hidden, mask
+        encoder = self.model.encoder
+        return self.check_finite(encoder.pool(encoder(ids, mask), mask, pooling).float().cpu(),
+                                 f"{pooling}-pooled hidden states", names)

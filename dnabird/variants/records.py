@@ -96,7 +96,29 @@ def _alleles(record: int, chrom: str, pos: int, name: str, ref: str, alts) -> It
         yield Allele(record, number, variant, allele_problem(ref, alt))
 
 
+def vcf_lines(path: str | os.PathLike) -> Iterator[tuple[int | None, int, str]]:
+    """Every line of a VCF (plain, gzip or bgzip) as (record, line number, text without its line end):
+    `record` is None for the header (up to the #CHROM line) and the 0-based index of the data record after
+    it — the numbering `read_alleles` gives `Allele.record`. Lines end at "\\n" only, as htslib reads them;
+    bytes that are not UTF-8 survive a round trip (surrogateescape)."""
+    path = Path(path)
+    with open(path, "rb") as probe:
+        compressed = probe.read(2) == b"\x1f\x8b"
+    record, in_header = -1, True
+    with (gzip.open if compressed else open)(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            text = raw.decode("utf-8", "surrogateescape").removesuffix("\n").removesuffix("\r")
+            if in_header:
+                in_header = not text.startswith("#CHROM")
+                yield None, number, text
+            else:
+                record += 1
+                yield record, number, text
+
+
 def _vcf_alleles(path: Path) -> Iterator[Allele]:
+    """pysam's records in step with `vcf_lines`, so each record's index and line number come from the one
+    line reader the VCF writer also uses."""
     check_vcf_path(path)
     verbosity = pysam.set_verbosity(0)  # contigs missing from the header are fine here
     try:  # samples dropped: dnabird never reads FORMAT (htslib refuses records with a duplicated FORMAT tag)
@@ -104,22 +126,36 @@ def _vcf_alleles(path: Path) -> Iterator[Allele]:
     except (OSError, ValueError) as err:
         pysam.set_verbosity(verbosity)
         raise InputFormatError(f"not a readable VCF ({err})", path=path) from None
-    record = -1
+    header = []
     try:
         with handle:
-            for record, entry in enumerate(handle):
+            for record, number, text in vcf_lines(path):
+                if record is None:
+                    header.append(text + "\n")
+                    continue
+                try:
+                    entry = next(handle)
+                except StopIteration:
+                    raise InputFormatError("htslib read no record from this line", path=path, line=number) from None
+                except (OSError, ValueError) as err:
+                    raise _malformed(path, number, text, "".join(header), err) from None
                 yield from _alleles(record, entry.chrom, entry.pos, entry.id, entry.ref or "", entry.alts or [None])
-    except (OSError, ValueError) as err:
-        pysam.set_verbosity(verbosity)
-        line, text, htslib = _failed_line(path, record + 1)
-        if text is None:
-            raise InputFormatError(f"malformed VCF after record {record + 1} ({err})", path=path) from None
-        columns = len(text.split("\t"))
-        problem = (f"{columns} tab-separated columns where a record has at least 8 (CHROM POS ID REF ALT QUAL "
-                   "FILTER INFO)") if columns < 8 else f"{text[:80]!r}: {htslib or err}"  # pysam: "truncated file"
-        raise InputFormatError(f"malformed VCF record: {problem}", path=path, line=line) from None
     finally:
         pysam.set_verbosity(verbosity)
+
+
+def _malformed(path: Path, number: int, text: str, header: str, err: Exception) -> InputFormatError:
+    """The error for a record htslib refused: its column count, or what htslib says of that line alone."""
+    columns = len(text.split("\t"))
+    if not text.strip():
+        problem = "a blank line"
+    elif columns < 8:
+        problem = f"{columns} tab-separated columns where a record has at least 8 (CHROM POS ID REF ALT QUAL " \
+                  "FILTER INFO)"
+    else:  # pysam alone says "truncated file"
+        said = _htslib_says(f"{header}{text}\n")
+        problem = f"{text[:80]!r}: {said or err}"
+    return InputFormatError(f"malformed VCF record: {problem}", path=path, line=number)
 
 
 def check_vcf_path(path: Path) -> None:
@@ -136,28 +172,12 @@ def check_vcf_path(path: Path) -> None:
                                path=path)
 
 
-def _failed_line(path: Path, index: int) -> tuple[int | None, str | None, str]:
-    """The 1-based line number and text of data record `index` (0-based) of a VCF, and what htslib says of
-    that line alone after the file's header (its messages captured from stderr)."""
-    opener = gzip.open if path.suffix in (".gz", ".bgz") else open
-    header, seen = [], -1
-    with opener(path, "rt", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.startswith("#"):
-                header.append(line)
-            elif line.strip():
-                seen += 1
-                if seen == index:
-                    return number, line.rstrip("\r\n"), _htslib_says("".join(header) + line)
-    return None, None, ""
-
-
 def _htslib_says(text: str) -> str:
     """What htslib says (its errors, else its warnings) on reading every record of the VCF `text`."""
     with tempfile.TemporaryDirectory() as folder:
         vcf = Path(folder) / "record.vcf"
-        vcf.write_text(text)
-        with tempfile.TemporaryFile("w+") as caught:
+        vcf.write_bytes(text.encode("utf-8", "surrogateescape"))
+        with tempfile.TemporaryFile("w+", errors="replace") as caught:
             sys.stderr.flush()
             saved, verbosity = os.dup(2), pysam.set_verbosity(3)
             os.dup2(caught.fileno(), 2)

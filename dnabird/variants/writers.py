@@ -15,7 +15,6 @@ record writer, which requires every contig declared in the header and adds END= 
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from pathlib import Path
@@ -24,8 +23,8 @@ import h5py
 import numpy as np
 import pysam
 
-from dnabird.errors import InputFormatError
 from dnabird.io import atomic_output
+from dnabird.variants.records import check_vcf_path, vcf_lines
 from dnabird.variants.scores import SCORE_KINDS, VariantScores
 
 INTEGER_COLUMNS = ("record", "allele", "pos", "window_start", "window_end", "clip_left", "clip_right")
@@ -71,7 +70,8 @@ def write_hdf5(scores: VariantScores, path: str | os.PathLike) -> None:
 
 
 def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.PathLike) -> None:
-    """A copy of `vcf` (plain or gzip/bgzip) with the scores as INFO fields; `.gz` output is bgzipped."""
+    """A copy of `vcf` (plain or bgzip, read line by line with `records.vcf_lines`, whose record numbers
+    are the scores' `record`) with the scores as INFO fields; `.gz` output is bgzipped."""
     by_record = {}
     for row, (record, allele, feature) in enumerate(zip(scores.units["record"], scores.units["allele"],
                                                         scores.units["feature"], strict=True)):
@@ -84,22 +84,20 @@ def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.Path
     header += [f'##INFO=<ID={key},Number=0,Type=Flag,Description="dnabird: {text}">' for key, text in FLAGS.items()]
     header += [f'##DNABIRD_OUTPUT=<Index={i},Group={group},Name="{name}">'
                for i, (name, group) in enumerate(zip(scores.outputs, scores.groups, strict=True))]
+    check_vcf_path(Path(vcf))
     path = Path(path)
     with atomic_output(path) as tmp:
         with _open_text_output(tmp, bgzip=path.suffix in (".gz", ".bgz")) as out:
-            record = -1
-            for line in _vcf_lines(Path(vcf)):
-                if line.startswith("#"):
-                    out.write("".join(h + "\n" for h in header) + line if line.startswith("#CHROM") else line)
-                    continue
-                record += 1
-                if record in by_record:
+            for record, _, line in vcf_lines(vcf):
+                if line.startswith("#CHROM") and record is None:
+                    out.write("".join(h + "\n" for h in header))
+                elif record in by_record:
                     line = _annotated(line, by_record[record], scores, kinds)
-                out.write(line)
+                out.write(line + "\n")
 
 
 def _annotated(line: str, windows: list[tuple[int, str]], scores: VariantScores, kinds: list[str]) -> str:
-    fields = line.rstrip("\n").split("\t")
+    fields = line.split("\t")
     rows = [row for row, _ in windows]
     added = [f"DNABIRD_WINDOWS={','.join(label for _, label in windows)}"]
     added += [f"{INFO_KEYS[k]}={','.join(_number(v) for v in scores.array(k)[rows].reshape(-1))}" for k in kinds]
@@ -108,31 +106,21 @@ def _annotated(line: str, windows: list[tuple[int, str]], scores: VariantScores,
                "DNABIRD_CLIPPED": bool((units[["clip_left", "clip_right"]].to_numpy() > 0).any())}
     added += [key for key, on in flagged.items() if on]
     fields[7] = ";".join(([] if fields[7] in ("", ".") else [fields[7]]) + added)
-    return "\t".join(fields) + "\n"
+    return "\t".join(fields)
 
 
 def _number(value: float) -> str:
     return "." if np.isnan(value) else f"{value:.6g}"
 
 
-def _vcf_lines(path: Path):
-    if not path.is_file():
-        raise InputFormatError("VCF file not found", path=path)
-    with open(path, "rb") as probe:
-        compressed = probe.read(2) == b"\x1f\x8b"
-    with (gzip.open(path, "rt") if compressed else open(path)) as handle:
-        yield from (line if line.endswith("\n") else line + "\n" for line in handle if line.strip())
-
-
 class _open_text_output:
     """A text file, or a bgzip stream (pysam.BGZFile) when `bgzip`."""
 
     def __init__(self, path: Path, bgzip: bool):
-        self.handle = pysam.BGZFile(str(path), "wb") if bgzip else open(path, "w")
-        self.bgzip = bgzip
+        self.handle = pysam.BGZFile(str(path), "wb") if bgzip else open(path, "wb")
 
     def write(self, text: str) -> None:
-        self.handle.write(text.encode() if self.bgzip else text)
+        self.handle.write(text.encode("utf-8", "surrogateescape"))
 
     def __enter__(self):
         return self

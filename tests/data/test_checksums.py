@@ -5,8 +5,9 @@ import subprocess
 
 import pytest
 
-from dnabird.data.checksums import BsdSum, file_digests, parse_checksum_list
+from dnabird.data.checksums import parse_checksum_list
 from dnabird.errors import InputFormatError
+from dnabird.io import BsdSum, file_digests
 
 
 @pytest.mark.parametrize("data, expected", [

@@ -494,6 +494,21 @@ def test_second_call_reuses_files_and_repairs_a_damaged_one(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+def test_an_edited_module_of_the_package_writes_the_files_anew(tmp_path, monkeypatch):
+    """Editing any generator module (here a stand-in for toy_chromatin.py) without a VERSION bump must not
+    leave the old files in place."""
+    import dnabird.datasets.toy as toy_module
+
+    module = tmp_path / "toy_chromatin.py"
+    module.write_text("# version one\n")
+    monkeypatch.setattr(toy_module, "generator_sources", lambda generator: [module])
+    paths = generate(tmp_path / "out", seed=1, scale=0.1)
+    stamp = paths["fasta"].stat().st_mtime_ns
+    assert generate(tmp_path / "out", seed=1, scale=0.1)["fasta"].stat().st_mtime_ns == stamp
+    module.write_text("# version two\n")
+    assert generate(tmp_path / "out", seed=1, scale=0.1)["fasta"].stat().st_mtime_ns != stamp
+
+
 @pytest.mark.parametrize(("kwargs", "name"), [({"scale": 0.0}, "scale"), ({"seed": -1}, "seed"),
                                               ({"seed": 1.5}, "seed")])
 def test_bad_parameters_are_named(tmp_path, kwargs, name):

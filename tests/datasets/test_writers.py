@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 from Bio import SeqIO
 
-from dnabird.datasets.writers import atomic_output, sha256, write_fasta, write_table
+from dnabird.datasets.writers import atomic_output, write_fasta, write_table
+from dnabird.io import file_sha256
 
 
 @pytest.mark.parametrize("length", [1, 59, 60, 61, 120, 121])
@@ -36,4 +37,4 @@ def test_table_and_sha256(tmp_path):
     write_table(path, [("chr1", 0, 5), ("chr2", 7, 9)], header="chrom\tstart\tend")
     assert path.read_bytes() == b"chrom\tstart\tend\nchr1\t0\t5\nchr2\t7\t9\n"
     # sha256 of that byte string, computed with `sha256sum`
-    assert sha256(path) == "e6e2d894ebad6024aadef4d276c24db7e77b3eff3fbb0919adfa1d4f31fee311"
+    assert file_sha256(path) == "e6e2d894ebad6024aadef4d276c24db7e77b3eff3fbb0919adfa1d4f31fee311"

@@ -17,8 +17,8 @@ from dnabird.data.tokenizer import Tokenizer
 from dnabird.errors import CheckpointError, ParameterError
 from dnabird.finetune.evaluate import Selection, predict
 from dnabird.finetune.metrics import binary_metrics
-from dnabird.finetune.recipe import finetune
 from dnabird.model.checkpoint import load_checkpoint, read_task, save_checkpoint
+from dnabird.tasks import finetune
 from tests.finetune import standin_task
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,3 +173,15 @@ def test_a_centre_checkpoint_fine_tuned_with_other_pooling_drops_its_centre_widt
     assert fine_tuned(pooling="mean") == ("mean", 0)
     assert fine_tuned(pooling="cls") == ("cls", 0)
     assert fine_tuned(pooling="centre_max") == ("centre_max", 8)
+
+
+def test_the_recipe_takes_a_task_module_and_a_task_name_goes_through_the_registry():
+    from dnabird import tasks
+    from dnabird.finetune import recipe
+    from dnabird.tasks import chromatin
+
+    with pytest.raises(TypeError, match=r"'promoter' by name call dnabird.tasks.finetune"):
+        recipe.finetune("promoter", None)
+    assert tasks.task_module("chromatin") is chromatin
+    with pytest.raises(ParameterError, match="task='nope' is invalid: expected one of"):
+        tasks.task_module("nope")

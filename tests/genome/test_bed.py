@@ -79,3 +79,19 @@ def test_tss_from_bed6_and_epdnew_bed8(tmp_path):
     unstranded.write_text("chr1\t1\t2\tX\t0\t.\n")
     with pytest.raises(InputFormatError, match="strand"):
         read_tss(unstranded)
+
+
+def test_tss_reader_errors_name_the_file_and_line(tmp_path):
+    bed6 = tmp_path / "tss.bed"
+    bed6.write_text("chr1\t100\t101\tA\t0\t+\n")
+    with pytest.raises(InputFormatError, match=r"tss.bed, line 1: expected BED8"):
+        read_tss(bed6, require_thick=True)
+    outside = tmp_path / "outside.bed"  # thick part 40-51 beside the item 0-30: the − TSS 50 is not in it
+    outside.write_text("chr1\t0\t60\tA\t0\t+\t49\t60\nchr1\t0\t30\tB\t0\t-\t40\t51\n")
+    with pytest.raises(InputFormatError, match=r"outside.bed, line 2: the TSS 50 .*outside the item 0-30"):
+        read_tss(outside)
+    empty = tmp_path / "empty.bed"
+    empty.write_text("# no records\n")
+    with pytest.raises(InputFormatError, match="empty.bed: no TSS records"):
+        read_tss(empty)
+    assert [t.line for t in read_tss(bed6)] == [1]

@@ -108,6 +108,25 @@ def test_mean_pooling_averages_the_real_tokens_only_and_has_no_pooler():
         assert torch.equal(model(changed, mask).logits[1], model(tokens, mask).logits[1])
 
 
+def test_pool_by_name_reads_what_each_name_says():
+    model = SequenceClassifier(small(), 2, problem="multilabel", seed=0).eval()
+    tokens, _ = batch()
+    mask = torch.ones_like(tokens)
+    mask[1, 40:] = 0  # the second example has 40 real tokens: [CLS] at 0, [SEP] at 39
+    with torch.no_grad():
+        hidden = model.encoder(tokens, mask)
+        pool = model.encoder.pool
+        torch.testing.assert_close(pool(hidden, mask), pool(hidden, mask, "cls"))  # the config's: "cls"
+        torch.testing.assert_close(pool(hidden, mask, "cls_state"), hidden[:, 0])
+        torch.testing.assert_close(pool(hidden, mask, "mean")[1], hidden[1, :40].mean(0))
+        torch.testing.assert_close(pool(hidden, mask, "mean_sequence")[1], hidden[1, 1:39].mean(0))
+        torch.testing.assert_close(pool(hidden, mask, "mean_sequence")[0], hidden[0, 1:95].mean(0))
+        with pytest.raises(ParameterError, match="pool_tokens is 0"):
+            pool(hidden, mask, "centre")
+        with pytest.raises(ParameterError, match="pooling"):
+            pool(hidden, mask, "max")
+
+
 def test_a_mean_pooled_classifier_fine_tunes_from_a_cls_checkpoint_and_reloads_as_mean(tmp_path):
     save_checkpoint(PretrainingModel(small(), seed=0), tmp_path / "pretrained")
     spec = TaskSpec(task="t", problem="binary", labels=["x"], eval_length=96)

@@ -9,6 +9,7 @@ from dnabird.pretraining.evaluate import (
     _Tally,
     evaluate_heldout,
     one_sentence_batch,
+    sampled_sentences,
     token_bp_lengths,
     unigram_log_probs,
 )
@@ -28,14 +29,21 @@ def test_bits_per_base_by_hand():
 
 def test_unigram_counts_are_add_one_smoothed_over_non_special_ids():
     docs = [SimpleNamespace(sentences=[np.array([5, 5, 6]), np.array([5])])]
-    log_p = unigram_log_probs(docs, 8, frozenset(range(5)))
+    log_p = unigram_log_probs(sampled_sentences(docs), 8, frozenset(range(5)))
     # counts 5:3+1, 6:1+1, 7:0+1 -> total 7
     assert np.exp(log_p[5:]).tolist() == pytest.approx([4 / 7, 2 / 7, 1 / 7])
     assert np.isneginf(log_p[:5]).all()
-    scattered = unigram_log_probs(docs, 8, frozenset({0, 6}))  # an imported tokenizer's specials
+    scattered = unigram_log_probs(sampled_sentences(docs), 8, frozenset({0, 6}))  # an imported tokenizer's specials
     # counts 1-4: 0+1 each, 5: 3+1, 7: 0+1 -> total 9
     assert np.exp(scattered[[1, 2, 3, 4, 5, 7]]).tolist() == pytest.approx([1 / 9] * 4 + [4 / 9, 1 / 9])
     assert np.isneginf(scattered[[0, 6]]).all()
+
+
+def test_the_unigram_sample_takes_evenly_spaced_documents():
+    docs = [SimpleNamespace(sentences=[np.array([i])]) for i in range(10)]
+    # linspace(0, 9, 4) = 0, 3, 6, 9
+    assert [int(s[0]) for s in sampled_sentences(docs, max_documents=4)] == [0, 3, 6, 9]
+    assert len(list(sampled_sentences(docs))) == 10
 
 
 def test_token_bp_lengths_read_the_pieces():

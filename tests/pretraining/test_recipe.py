@@ -138,8 +138,8 @@ def test_pretrain_killed_mid_run_resumes_to_bit_identical_losses(tmp_path, embed
 
 def test_nested_model_overrides_merge_and_bad_ones_fail_when_the_pipeline_loads():
     from dnabird.errors import ConfigError
+    from dnabird.model.config import recipe_encoder_config as encoder_config
     from dnabird.pipeline import load_pipeline
-    from dnabird.pretraining.recipe import encoder_config
 
     demo = ROOT / "pipelines" / "demo.yaml"
     config = load_pipeline(demo, ["pretrain.model_overrides.attention.block_size=32"]).stages["pretrain"]

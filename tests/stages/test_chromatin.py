@@ -103,11 +103,11 @@ def test_chromatin_compare_pipeline_runs_both_models_into_one_table(embedded_def
                       "chromatin_compare.train.max_steps=2", "chromatin_compare.train.eval_every=2",
                       "chromatin_compare.train.warmup_steps=1", "chromatin_compare.bootstrap_resamples=50")
     assert result.returncode == 0, result.stderr[-3000:]
-    table = (tmp_path / "chromatin_compare" / "comparison.txt").read_text()
+    table = (tmp_path / "chromatin_compare" / "results.txt").read_text()
     for row in ("pretrained: fine-tuned model", "scratch: fine-tuned model", "scratch: 4-mer baseline"):
         assert row in table
-    assert "from scratch" in json.loads((tmp_path / "chromatin_compare" / "comparison.json").read_text())[
-        "scratch"]["title"]
+    assert "from scratch" in json.loads((tmp_path / "chromatin_compare" / "results.json").read_text())[
+        "scratch"]["report"]["test"]["title"]
 
 
 @pytest.mark.manual  # pipelines/long_context.yaml: 1,200 steps on 1-kb and on 8-kb windows, ~45 min on 2 cores
@@ -129,8 +129,8 @@ def test_long_context_acceptance(tmp_path):
                           ("test_mat", "test.mat"), ("bins", "deepsea_bins.bed"), ("genome", "toy_hg19.fa"),
                           ("long_range_truth", "long_range_truth.tsv"))))
     assert result.returncode == 0, result.stderr[-3000:]
-    rows = json.loads((tmp_path / "chromatin_compare" / "comparison.json").read_text())
-    short, long = (rows[name]["rows"]["fine-tuned model"] for name in ("window_1kb", "window_8kb"))
+    rows = json.loads((tmp_path / "chromatin_compare" / "results.json").read_text())
+    short, long = (rows[name]["report"]["test"]["rows"]["fine-tuned model"] for name in ("window_1kb", "window_8kb"))
     lr_short, lr_long = short["groups"]["long-range"]["median_auroc"], long["groups"]["long-range"]["median_auroc"]
     assert lr_long >= lr_short + 0.10 and long["ci95"]["long-range"][0] > short["ci95"]["long-range"][1]
     assert short["ci95"]["long-range"][0] <= 0.5 <= short["ci95"]["long-range"][1]

@@ -20,13 +20,24 @@ def test_the_unpacked_fasta_is_the_genome():
         genome_fasta({"chain": Path("x.chain")}, "chain_only")
 
 
-def test_the_manifest_and_the_generator_module_are_inputs(tmp_path):
-    """A new toy generator version (its module's VERSION) must not leave an old toy in place."""
+def test_the_manifest_and_every_module_of_the_generator_package_are_inputs(tmp_path):
+    """A new toy generator version, or an edit to any module it draws on, must not leave an old toy in place."""
+    import os
+    import subprocess
+    import sys
+
     import dnabird.datasets.toy
 
-    manifest, module = inputs(FetchConfig(source="toy"), RunContext(tmp_path))
+    manifest, *modules = inputs(FetchConfig(source="toy"), RunContext(tmp_path))
     assert manifest.name == "toy.yaml" and manifest.is_file()
-    assert module == Path(dnabird.datasets.toy.__file__) and "VERSION = " in module.read_text()
+    package = Path(dnabird.datasets.toy.__file__).parent
+    assert set(modules) == {package / name for name in os.listdir(package) if name.endswith(".py")}
+    assert package / "toy.py" in modules and "VERSION = " in (package / "toy.py").read_text()
+    # every dnabird.datasets module the generator imports, found by importing it in a fresh interpreter
+    loaded = subprocess.run([sys.executable, "-c", "import sys, dnabird.datasets.toy; print('\\n'.join("
+                             "m.__file__ for n, m in sys.modules.items() if n.startswith('dnabird.datasets')))"],
+                            capture_output=True, text=True, check=True, cwd=package.parents[1]).stdout.split()
+    assert {Path(p) for p in loaded} <= set(modules) and len(loaded) >= 6
 
 
 def test_extra_sources_are_recorded_under_their_roles(tmp_path, server):  # noqa: F811

@@ -94,7 +94,8 @@ def test_promoter_compare_pipeline_on_the_embedded_default(embedded_default, tmp
                       "promoter_compare.train.eval_every=5", "promoter_compare.train.checkpoint_every=10",
                       "promoter_compare.bootstrap_resamples=100")
     assert result.returncode == 0, result.stderr[-3000:]
-    table = json.loads((tmp_path / "promoter_compare" / "comparison.json").read_text())
+    table = {run: entry["report"]["test"]
+             for run, entry in json.loads((tmp_path / "promoter_compare" / "results.json").read_text()).items()}
     assert set(table) == {"pretrained_genomic", "scratch_genomic", "pretrained_deepromoter", "scratch_deepromoter"}
     for run in ("pretrained_deepromoter", "scratch_deepromoter"):   # composition gives DeePromoter's away
         rows, genomic = table[run]["rows"], table[run.replace("deepromoter", "genomic")]["rows"]

@@ -12,7 +12,7 @@ from dnabird.errors import DnabirdError, InputFormatError
 from dnabird.genome.bed import read_tss
 from dnabird.genome.reference import Genome
 from dnabird.tasks.promoter import PromoterConfig, PromoterData, build, positive_windows
-from dnabird.tasks.tss import lift_sites, read_epdnew
+from dnabird.tasks.tss import lift_sites
 from tests.tasks.test_negatives import CharTokenizer
 
 BASES = "ACGT"
@@ -21,6 +21,10 @@ COMPLEMENT = str.maketrans("ACGT", "TGCA")
 
 def revcomp(text):
     return text.translate(COMPLEMENT)[::-1]
+
+
+def read_epdnew_tss(path):
+    return read_tss(path, require_thick=True)
 
 
 class HashedCharTokenizer(CharTokenizer):
@@ -47,7 +51,7 @@ def test_epdnew_tss_is_thick_start_on_plus_and_thick_end_minus_one_on_minus(tmp_
     path = tmp_path / "epd.bed"   # the first two rows of the real Hs_EPDnew_006_hg38.bed
     path.write_text("chr1\t959207\t959267\tNOC2L_1\t900\t-\t959207\t959218\n"
                     "chr1\t1000088\t1000148\tHES4_1\t900\t+\t1000137\t1000148\n")
-    minus, plus = read_epdnew(path)
+    minus, plus = read_epdnew_tss(path)
     assert (minus.name, minus.position, minus.strand) == ("NOC2L_1", 959217, "-")   # chromStart + 10
     assert (plus.name, plus.position, plus.strand) == ("HES4_1", 1000137, "+")      # chromStart + 49
 
@@ -56,7 +60,7 @@ def test_windows_on_both_strands_by_hand(tiny):
     root, genome = tiny
     config = PromoterConfig(data=PromoterData(genome=str(root / "g.fa"), promoters=str(root / "p.bed"),
                                               chain=str(root / "id.chain"), anchor="tss:-5:+3", max_n_fraction=0.0))
-    sites = lift_sites(read_epdnew(root / "p.bed"), root / "id.chain").kept
+    sites = lift_sites(read_epdnew_tss(root / "p.bed"), root / "id.chain").kept
     windows = {w[0].name: w for w in positive_windows(config.data, sites, Genome(root / "g.fa"), Counter())}
     site, start, end, _, sequence = windows["chr1_plus"]
     assert (start, end) == (15, 23) and sequence.tobytes().decode() == genome["chr1"][15:23]
@@ -88,22 +92,22 @@ def test_bad_promoter_inputs_name_the_file_and_line(tiny):
     bad = root / "bad.bed"
     bad.write_text("chr1\t0\t60\tA_1\t900\t+\t49\t60\nchr1\t0\t60\tB_1\t900\t.\t49\t60\n")
     with pytest.raises(InputFormatError, match=r"bad.bed, line 2: strand '\.'"):
-        read_epdnew(bad)
+        read_epdnew_tss(bad)
     bad.write_text("chr1\t0\t60\tA_1\t900\t+\n")
     with pytest.raises(InputFormatError, match="line 1: expected BED8"):
-        read_epdnew(bad)
+        read_epdnew_tss(bad)
     bad.write_text("chr1\t0\tsixty\tA_1\t900\t+\t49\t60\n")
     with pytest.raises(InputFormatError, match="line 1: end 'sixty'"):
-        read_epdnew(bad)
+        read_epdnew_tss(bad)
 
 
 def test_wrong_chain_absent_chromosome_and_empty_result_are_clear_errors(tiny):
     root, _ = tiny
     (root / "other.chain").write_text("chain 60 chrZ 60 + 0 60 chrZ 60 + 0 60 1\n60\n\n")
     with pytest.raises(DnabirdError, match=r"only 0 of 6 sites lift cleanly \(absent_chromosome 6\)"):
-        lift_sites(read_epdnew(root / "p.bed"), root / "other.chain")
+        lift_sites(read_epdnew_tss(root / "p.bed"), root / "other.chain")
     (root / "small.fa").write_text(">chr1\n" + "A" * 60 + "\n")
-    sites = lift_sites(read_epdnew(root / "p.bed"), root / "id.chain").kept
+    sites = lift_sites(read_epdnew_tss(root / "p.bed"), root / "id.chain").kept
     data = PromoterData(anchor="tss:-5:+3")
     with pytest.raises(DnabirdError, match=r"absent from the genome: chr7 \(2\), chr8 \(2\)"):
         list(positive_windows(data, sites, Genome(root / "small.fa"), Counter()))
@@ -168,7 +172,7 @@ def truth_rows(embedded_default):
 
 def test_toy_tss_lift_to_their_truth_and_every_failure_class_is_counted(embedded_default):
     config = toy_config(embedded_default).data
-    lifted = lift_sites(read_epdnew(config.promoters), config.chain)
+    lifted = lift_sites(read_epdnew_tss(config.promoters), config.chain)
     truth = truth_rows(embedded_default)
     expected = {r["name"]: (r["hg19_chrom"], int(r["hg19_tss"]), r["hg19_strand"])
                 for r in truth if r["status"] == "ok"}

@@ -82,6 +82,15 @@ def test_bpc_equals_brute_force_and_one_pass_causal_scoring(model_and_data):
     assert abs(evaluate_bpc(model, data, start, end, context=4, stride=2)["bpc"] - float(one_pass)) > 1e-3
 
 
+def test_unigram_bpc_by_hand():
+    data = np.frombuffer(b"aab" + b"xab", dtype=np.uint8)
+    # training bytes "aab": a 2+1, b 1+1, the other 254 bytes 0+1 -> total 259
+    expected = -(math.log2(1 / 259) + math.log2(3 / 259) + math.log2(2 / 259)) / 3   # "xab"
+    assert unigram_bpc(data, (0, 3), (3, 6)) == pytest.approx(expected, rel=1e-12)
+    # from the start of the data: byte 0 has no context and is not scored, so "ab"
+    assert unigram_bpc(data, (0, 3), (0, 3)) == pytest.approx(-(math.log2(3 / 259) + math.log2(2 / 259)) / 2)
+
+
 def test_training_windows_and_unigram_baseline(model_and_data):
     _, data = model_and_data
     windows = CharWindows(data, 0, 2700, length=64, seed=1)

@@ -87,6 +87,13 @@ def test_imported_special_ids_are_never_masked(tmp_path):
         assert not np.isin(replaced[replaced != tokenizer.mask_id], [0, 1, 2, 3, tokenizer.cls_id]).any()
 
 
+def test_unigram_baseline_of_a_stream_by_hand():
+    log_p = unigram_log_probs(np.array([5, 5, 6, 3], dtype=np.int32), 8, frozenset({0, 1, 2, 3, 4}))
+    # counts 5: 2+1, 6: 1+1, 7: 0+1 (the special 3 is not counted) -> total 6
+    assert np.exp(log_p[5:]).tolist() == pytest.approx([3 / 6, 2 / 6, 1 / 6])
+    assert np.isneginf(log_p[:5]).all()
+
+
 def test_report_of_a_uniform_model_is_log2_of_the_vocabulary(tokenizer):
     config = tiny(num_layers=1, vocab_size=tokenizer.vocab_size, attention={"type": "full"}, dropout=0.0)
     model = PretrainingModel(config, seed=0, nsp=False)

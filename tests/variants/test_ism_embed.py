@@ -55,18 +55,27 @@ def test_embeddings_pool_the_encoder_output(tokenizer, hand_genome, tmp_path):
     regions = [("chr1", 0, 20), ("chr1", 10, 30, "-")]
     cls = embed(model, hand_genome, regions, tokenizer=tokenizer, eval_length=64, out=tmp_path / "e.h5",
                 progress=False)
-    mean = embed(model, Genome(hand_genome), regions, pooling="mean", tokenizer=tokenizer, eval_length=64,
-                 progress=False)
+    options = dict(tokenizer=tokenizer, eval_length=64, progress=False)
+    pooled = {name: embed(model, Genome(hand_genome), regions, pooling=name, **options)
+              for name in ("mean_sequence", "cls", "mean")}
     sequences = [CHR1[0:20], CHR1[10:30].translate(str.maketrans("ACGT", "TGCA"))[::-1]]
     ids, mask = tokenizer.encode_batch(sequences, block_size=64, length=64)
     with torch.no_grad():
         hidden = model.encoder(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
     np.testing.assert_allclose(cls, hidden[:, 0], atol=1e-5)
+    weight, bias = model.encoder.pooler.weight.detach().numpy(), model.encoder.pooler.bias.detach().numpy()
+    np.testing.assert_allclose(pooled["cls"], np.tanh(hidden[:, 0] @ weight.T + bias), atol=1e-5)  # the heads' pooler
     for row, sequence in enumerate(sequences):
         n = len(tokenizer.encode(sequence))
-        np.testing.assert_allclose(mean[row], hidden[row, 1:n + 1].mean(0), atol=1e-5)
+        np.testing.assert_allclose(pooled["mean_sequence"][row], hidden[row, 1:n + 1].mean(0), atol=1e-5)
+        np.testing.assert_allclose(pooled["mean"][row], hidden[row, :n + 2].mean(0), atol=1e-5)  # [CLS] … [SEP]
     with h5py.File(tmp_path / "e.h5") as f:
         np.testing.assert_allclose(f["embeddings"][:], cls, atol=1e-6)
-        assert list(f["names"].asstr()) == ["chr1:0-20:+", "chr1:10-30:-"] and f.attrs["pooling"] == "cls"
+        assert list(f["names"].asstr()) == ["chr1:0-20:+", "chr1:10-30:-"] and f.attrs["pooling"] == "cls_state"
+    mean_model = PretrainingModel(tiny(vocab_size=tokenizer.vocab_size, num_layers=1, pooling="mean"), seed=0)
+    with pytest.raises(ParameterError, match="no \\[CLS\\] pooler.*'cls_state'"):
+        embed(mean_model, sequences, pooling="cls", **options)
+    with pytest.raises(ParameterError, match="pooling"):
+        embed(model, sequences, pooling="max", **options)
     plain = embed(model, sequences, tokenizer=tokenizer, eval_length=64, progress=False)
     np.testing.assert_allclose(plain, cls, atol=1e-6)
