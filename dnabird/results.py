@@ -37,6 +37,11 @@ def _ci(row: dict, key: str) -> tuple[float, float] | None:
     return tuple(interval) if interval else None
 
 
+# A fine-tuning test row's scalar metrics (classification; ROUGE F-measures of the summarise task) -> column.
+SCALAR_COLUMNS = {"accuracy": "accuracy", "f1": "f1", "auroc": "auroc",
+                  "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
+
+
 def _finetune_rows(table: str, rows: dict, prefix: str = "") -> list[Figure]:
     out = []
     for name, row in rows.items():
@@ -47,8 +52,8 @@ def _finetune_rows(table: str, rows: dict, prefix: str = "") -> list[Figure]:
             if row.get("median_auprc") is not None:
                 out.append(Figure(table, label, "median AUPRC", row["median_auprc"]))
         else:
-            out += [Figure(table, label, column, row[column], _ci(row, column))
-                    for column in ("accuracy", "f1", "auroc") if row.get(column) is not None]
+            out += [Figure(table, label, column, row[key], _ci(row, key))
+                    for key, column in SCALAR_COLUMNS.items() if row.get(key) is not None]
     return out
 
 
@@ -146,8 +151,14 @@ def summarise_run(run_dir: str | os.PathLike) -> RunSummary:
     environment = stage_versions or record.get("versions", {})
     return RunSummary(path=run_dir, pipeline=record.get("pipeline", "?"), seeds=_seeds(record),
                       toy=_toy_version(run_dir, record), commit=environment.get("commit", "unknown"),
-                      machine=environment.get("cpu", "unknown"), threads=environment.get("cpu threads", "?"),
+                      machine=_machine(environment), threads=environment.get("cpu threads", "?"),
                       seconds=seconds, figures=found, stage_keys=keys)
+
+
+def _machine(environment: dict) -> str:
+    """The CPU, and the GPU first where the run had one (training there is bf16 autocast unless set to fp32)."""
+    cpu, gpu = environment.get("cpu", "unknown"), environment.get("cuda", "none")
+    return cpu if gpu in ("none", "", None) else f"{gpu} GPU; {cpu}"
 
 
 def _seeds(record: dict) -> str:

@@ -12,14 +12,14 @@ from dnabird.errors import ConfigError
 from dnabird.results import figures, render_results
 
 
-def _fake_run(root, name, seed, accuracy, pipeline="pipelines/x.yaml"):
-    """A run folder with one finished promoter stage whose model row has `accuracy`."""
+def _fake_run(root, name, seed, accuracy, pipeline="pipelines/x.yaml", gpu="none"):
+    """A run folder with one finished promoter stage whose model row has `accuracy` (trained on `gpu`)."""
     run = root / name
     (run / "promoter").mkdir(parents=True)
     (run / "run.json").write_text(json.dumps({
         "pipeline": pipeline, "seed": seed, "config": {"promoter": {"seed": seed}},
         "stages": {"promoter": "ran"}, "outputs": {}}))
-    versions = {"commit": "abc123", "cpu": "Test CPU, 2 cores", "cpu threads": "2"}
+    versions = {"commit": "abc123", "cpu": "Test CPU, 2 cores", "cpu threads": "2", "cuda": gpu}
     (run / "promoter" / "stage.json").write_text(json.dumps({
         "finished": True, "seconds": 60.0, "key": {"config": {"seed": seed}}, "versions": versions}))
     (run / "promoter" / "report.json").write_text(json.dumps({"test": {"rows": {
@@ -32,6 +32,11 @@ def test_several_seeds_give_mean_and_range_computed_by_hand(tmp_path):
     page = render_results(runs)
     assert "| fine-tuned model | 0.850 (0.800–0.900, n=3) |" in page  # (0.8 + 0.9 + 0.85) / 3
     assert "| s1 | 1 | — | abc123 | Test CPU, 2 cores | 2 | 1.0 min |" in page
+
+
+def test_a_gpu_run_names_its_gpu_beside_the_cpu(tmp_path):
+    page = render_results([_fake_run(tmp_path, "g", 0, 0.8, gpu="Test GPU")])
+    assert "| g | 0 | — | abc123 | Test GPU GPU; Test CPU, 2 cores | 2 | 1.0 min |" in page
 
 
 def test_a_stage_copied_into_another_run_folder_counts_once(tmp_path):
@@ -80,3 +85,19 @@ def test_a_folder_without_run_json_is_a_clear_error(tmp_path):
     (tmp_path / "a" / "run.json").unlink()
     with pytest.raises(ConfigError, match="no run.json"):
         render_results([tmp_path / "a"])
+
+
+def test_summarise_rows_give_rouge_columns(tmp_path):
+    """A summarise report (rows of rouge_report) gives ROUGE-1/2/L cells; lead-k is a row beside the model."""
+    from dnabird.text.rouge import rouge_report
+
+    row = rouge_report(["a b c d"], ["a b x y"], resamples=10)  # unigram F1 2/4, bigram F1 1/3, LCS F1 2/4
+    lead = rouge_report(["x"], ["a b x y"], resamples=10)  # unigram F1 2·(1·1/4)/(1+1/4) = 0.4
+    stage = tmp_path / "summarise"
+    stage.mkdir()
+    (stage / "report.json").write_text(json.dumps({"test": {"rows": {"fine-tuned model": row,
+                                                                     "lead-3 baseline": lead}}}))
+    found = {(f.row, f.column): f.value for f in figures(stage)}
+    assert found == pytest.approx({("fine-tuned model", "ROUGE-1"): 0.5, ("fine-tuned model", "ROUGE-2"): 1 / 3,
+                                   ("fine-tuned model", "ROUGE-L"): 0.5, ("lead-3 baseline", "ROUGE-1"): 0.4,
+                                   ("lead-3 baseline", "ROUGE-2"): 0.0, ("lead-3 baseline", "ROUGE-L"): 0.4})

@@ -34,12 +34,12 @@ def entity_names(seed: int) -> list[str]:
 
 
 def summary_example(rng: np.random.Generator, filler: list[str], entities: list[str], *, min_words: int,
-                    max_words: int, facts: int, distractor_rate: float = 0.01) -> dict:
-    """One {"document", "summary"} pair (see the module docstring)."""
+                    max_words: int, facts: int, distractor_rate: float = 0.01, hidden_from: int = HIDDEN_FROM) -> dict:
+    """One {"document", "summary"} pair (see the module docstring), its findings past word `hidden_from`."""
     words = int(rng.integers(min_words, max_words + 1))
     fact_words = 4 * facts
-    if words - HIDDEN_FROM < 2 * fact_words:
-        raise ParameterError("min_words", min_words, f"room for {facts} findings past word {HIDDEN_FROM}")
+    if words - hidden_from < 2 * fact_words:
+        raise ParameterError("min_words", min_words, f"room for {facts} findings past word {hidden_from}")
     text = list(rng.choice(filler, size=words))
     for at in np.flatnonzero(rng.random(words) < distractor_rate):
         text[at] = str(rng.choice(entities))
@@ -47,7 +47,7 @@ def summary_example(rng: np.random.Generator, filler: list[str], entities: list[
     for end in sentence_ends[sentence_ends < words]:
         text[end] = "."
     chosen = rng.choice(len(entities), size=facts, replace=False)
-    slots = np.sort(rng.choice(np.arange(HIDDEN_FROM // 5 + 1, (words - 5) // 5), size=facts, replace=False)) * 5
+    slots = np.sort(rng.choice(np.arange(hidden_from // 5 + 1, (words - 5) // 5), size=facts, replace=False)) * 5
     names = [entities[i] for i in chosen]
     for ordinal, (at, name) in enumerate(zip(slots, names, strict=True)):
         text[at:at + 4] = [CUE, ORDINALS[ordinal], LINK, name]
@@ -58,14 +58,14 @@ def summary_example(rng: np.random.Generator, filler: list[str], entities: list[
     return {"document": " ".join(text), "summary": " ".join(names) + " ."}
 
 
-def solve_summary(document: str) -> str:
+def solve_summary(document: str, hidden_from: int = HIDDEN_FROM) -> str:
     """The summary of a document from its text alone: its findings' entities in ordinal order."""
     words = document.split()
     found = {}
     for index in range(len(words) - 3):
         if words[index] == CUE and words[index + 2] == LINK and words[index + 1] in ORDINALS:
-            if index < HIDDEN_FROM:
-                raise InputFormatError(f"finding at word {index}, before word {HIDDEN_FROM}")
+            if index < hidden_from:
+                raise InputFormatError(f"finding at word {index}, before word {hidden_from}")
             found[ORDINALS.index(words[index + 1])] = words[index + 3]
     if sorted(found) != list(range(len(found))) or not found:
         raise InputFormatError(f"findings numbered {sorted(found)}: expected one, two, … in a row")
@@ -73,13 +73,15 @@ def solve_summary(document: str) -> str:
 
 
 def write_summaries(out_dir: str | os.PathLike, *, sizes: dict[str, int], min_words: int = 1500,
-                    max_words: int = 2998, facts: int = 4, seed: int = 0) -> dict[str, Path]:
-    """`<split>.jsonl` of {"document", "summary"} for each split in `sizes`; returns {split: path}."""
+                    max_words: int = 2998, facts: int = 4, seed: int = 0,
+                    hidden_from: int = HIDDEN_FROM) -> dict[str, Path]:
+    """`<split>.jsonl` of {"document", "summary"} for each split in `sizes`; returns {split: path}. Findings lie
+    past word `hidden_from` (0: anywhere, as in the short warm-up documents of a first training stage)."""
     if not 1 <= facts <= len(ORDINALS):
         raise ParameterError("facts", facts, f"1 to {len(ORDINALS)}")
-    if not HIDDEN_FROM < min_words <= max_words:
+    if not hidden_from < min_words <= max_words:
         raise ParameterError("(min_words, max_words)", (min_words, max_words),
-                             f"min_words > {HIDDEN_FROM} and max_words >= min_words")
+                             f"min_words > {hidden_from} and max_words >= min_words")
     filler = [w for w in set(markov_words(3000, seed)) if w not in ORDINALS + (CUE, LINK)]
     filler.sort()
     entities = entity_names(seed)
@@ -87,7 +89,7 @@ def write_summaries(out_dir: str | os.PathLike, *, sizes: dict[str, int], min_wo
     for index, (split, count) in enumerate(sorted(sizes.items())):
         rng = np.random.default_rng((seed, min_words, max_words, index))
         lines = [json.dumps(summary_example(rng, filler, entities, min_words=min_words, max_words=max_words,
-                                            facts=facts)) for _ in range(count)]
+                                            facts=facts, hidden_from=hidden_from)) for _ in range(count)]
         paths[split] = Path(out_dir) / f"{split}.jsonl"
         write_text_atomic(paths[split], "".join(line + "\n" for line in lines))
     return paths

@@ -29,7 +29,9 @@ class LongRangeData:
 @dataclass
 class SummaryTaskData:
     """min_words, max_words: words per document; facts: findings per document (the summary's entities);
-    train, validation, test: documents per split."""
+    train, validation, test: documents per split. warmup: short documents (`warmup_words` words, findings
+    anywhere) for a first training stage, `summaries_warmup_<split>` (validation and test: `validation` each);
+    0: none."""
 
     min_words: int = 1500
     max_words: int = 2998
@@ -37,6 +39,8 @@ class SummaryTaskData:
     train: int = 2000
     validation: int = 100
     test: int = 200
+    warmup: int = 0
+    warmup_words: tuple[int, int] = (48, 96)
 
 
 @dataclass
@@ -94,6 +98,13 @@ def run(config: TextDataConfig, context: RunContext, stage_dir: Path) -> dict[st
             stage_dir / "summaries", sizes={"train": task.train, "validation": task.validation, "test": task.test},
             min_words=task.min_words, max_words=task.max_words, facts=task.facts, seed=config.seed)
         outputs.update({f"summaries_{split}": path for split, path in paths.items()})
+        if task.warmup:
+            paths = synthetic_summaries.write_summaries(
+                stage_dir / "summaries_warmup",
+                sizes={"train": task.warmup, "validation": task.validation, "test": task.validation},
+                min_words=task.warmup_words[0], max_words=task.warmup_words[1], facts=task.facts,
+                seed=config.seed, hidden_from=0)
+            outputs.update({f"summaries_warmup_{split}": path for split, path in paths.items()})
     return outputs
 
 
