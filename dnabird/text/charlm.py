@@ -32,6 +32,7 @@ from dnabird.io import write_json_atomic
 from dnabird.pretraining.evaluate import unigram_log_probs
 from dnabird.progress import progress_bar
 from dnabird.train import LossOutput, TrainConfig
+from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run
 
 PAD_ID = 0
@@ -73,10 +74,6 @@ class CharWindows(torch.utils.data.Dataset):
         offset = int(np.random.default_rng((self.seed, int(global_index))).integers(self.start, self.end - self.length))
         ids = to_ids(self.data[offset:offset + self.length])
         return {"input_ids": ids, "labels": ids}
-
-
-def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
-    return {key: torch.from_numpy(np.stack([e[key] for e in examples])) for key in examples[0]}
 
 
 def causal_lm_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], step: int) -> LossOutput:
@@ -185,7 +182,7 @@ def train_charlm(config: CharLMConfig, *, resume: bool = False) -> dict:
     report = {}
     with recipe_run(config.train.device, seed=config.seed) as run:
         model = CausalLanguageModel(model_config, seed=config.seed)
-        run.fit(model, causal_lm_loss, windows, config.train, collate_fn=collate, resume=resume,
+        run.fit(model, causal_lm_loss, windows, config.train, collate_fn=stack_examples, resume=resume,
                 run_info={"charlm": dataclasses.asdict(config)})
         if run.is_main:
             start, end = bounds[config.eval_split]

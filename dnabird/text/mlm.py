@@ -41,6 +41,7 @@ from dnabird.model.config import merge_settings, recipe_encoder_config
 from dnabird.pretraining.evaluate import unigram_log_probs
 from dnabird.progress import progress_bar
 from dnabird.train import TrainConfig
+from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run
 
 
@@ -96,11 +97,6 @@ class PackedTextExamples(EpochExamples):
                 "mlm_labels": np.pad(labels, (0, pad), constant_values=IGNORE_INDEX)}
 
 
-def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
-    """Stack equal-length examples into a batch."""
-    return {key: torch.from_numpy(np.stack([e[key] for e in examples])) for key in examples[0]}
-
-
 @torch.no_grad()
 def evaluate_mlm(model: torch.nn.Module, examples: PackedTextExamples, *, char_lengths: np.ndarray,
                  unigram: np.ndarray | None = None, num_examples: int | None = None, batch_size: int = 8,
@@ -115,7 +111,7 @@ def evaluate_mlm(model: torch.nn.Module, examples: PackedTextExamples, *, char_l
     tokens = characters = 0
     for start in progress_bar(range(0, count, batch_size), desc="held-out MLM", unit=" batches"):
         rows = range(start, min(count, start + batch_size))
-        batch = {k: v.to(device) for k, v in collate([examples[i] for i in rows]).items()}
+        batch = {k: v.to(device) for k, v in stack_examples([examples[i] for i in rows]).items()}
         out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"],
                     mlm_labels=batch["mlm_labels"])
         labels = batch["mlm_labels"][batch["mlm_labels"] != IGNORE_INDEX]
@@ -271,7 +267,7 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
             if previous is not None:
                 load_weights(model, read_tensors(previous), source=str(previous))
             phase = {"phase": index, "of": len(plans)} if config.phases else {}
-            run.fit(model, mlm_loss, examples, train_config, collate_fn=collate,
+            run.fit(model, mlm_loss, examples, train_config, collate_fn=stack_examples,
                     resume=resume and resumable(train_config), tokenizer_files=(tokenizer.path,),
                     run_info={"text_mlm": dataclasses.asdict(config), "train_tokens": len(stream), **phase})
             previous = finished

@@ -30,6 +30,7 @@ from dnabird.model.config import recipe_encoder_config
 from dnabird.progress import progress_bar
 from dnabird.text.qa_metrics import NORMALIZERS, evaluate
 from dnabird.train import LossOutput, TrainConfig
+from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run
 
 
@@ -111,10 +112,6 @@ def encode_questions(examples: Sequence[QAExample], tokenizer: TextTokenizer, *,
     return QAInputs(ids, real, is_global, starts, ends, context_start, all_spans, found)
 
 
-def collate(examples: list[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
-    return {key: torch.from_numpy(np.stack([e[key] for e in examples])) for key in examples[0]}
-
-
 def span_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor], step: int) -> LossOutput:
     """The span model's loss (gold occurrences marginalised), with global attention on the question."""
     out = model(batch["input_ids"], batch["attention_mask"], start_targets=batch["start_targets"],
@@ -149,7 +146,7 @@ def predict(model: torch.nn.Module, examples: Sequence[QAExample], inputs: QAInp
     best: dict[str, tuple[float, str]] = {}
     for start in progress_bar(range(0, len(inputs), batch_size), desc="answering", unit=" batches"):
         rows = range(start, min(len(inputs), start + batch_size))
-        batch = {k: v.to(device) for k, v in collate([inputs[i] for i in rows]).items()}
+        batch = {k: v.to(device) for k, v in stack_examples([inputs[i] for i in rows]).items()}
         out = model(batch["input_ids"], batch["attention_mask"],
                     global_attention_mask=batch["global_attention_mask"])
         lengths = torch.tensor([len(inputs.context_spans[i]) for i in rows], device=device)
@@ -271,7 +268,7 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
             model = load_encoder_for_finetuning(config.pretrained, spec, seed=config.seed)[0]
         else:
             model = SpanExtractor(_encoder_settings(config, tokenizer.vocab_size), seed=config.seed)
-        run.fit(model, span_loss, examples, config.train, collate_fn=collate,
+        run.fit(model, span_loss, examples, config.train, collate_fn=stack_examples,
                 resume=resume, run_info={"text_qa": dataclasses.asdict(config), "train_questions": len(answerable)},
                 tokenizer_files=(tokenizer.path,), task=spec)
         if run.is_main and config.data.validation is not None:

@@ -8,12 +8,18 @@ batch — not on workers or ranks — and resuming at step `s` starts there in O
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
 import torch
 from torch.utils.data import DataLoader, Sampler
 
 from dnabird.errors import ParameterError
+
+
+def stack_examples(examples: Sequence[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
+    """The `collate_fn` of equal-length examples: each key's arrays stacked into one batch tensor."""
+    return {key: torch.from_numpy(np.stack([e[key] for e in examples])) for key in examples[0]}
 
 
 def rank_slice(step: int, global_batch: int, rank: int, world_size: int) -> range:
