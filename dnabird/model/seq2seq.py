@@ -167,8 +167,20 @@ def read_seq2seq_config(directory: str | os.PathLike) -> Seq2SeqConfig:
         raise CheckpointError(f"{path}: invalid encoder-decoder config: {err}") from None
 
 
-def load_seq2seq(directory: str | os.PathLike) -> EncoderDecoder:
-    """The `EncoderDecoder` saved in `directory` (config.json + model.safetensors)."""
-    model = EncoderDecoder(read_seq2seq_config(directory))
-    load_weights(model, read_tensors(directory), source=str(Path(directory) / WEIGHTS_FILE))
+def load_seq2seq(directory: str | os.PathLike, *, attention: dict | None = None) -> EncoderDecoder:
+    """The `EncoderDecoder` saved in `directory` (config.json + model.safetensors). `attention`: an encoder
+    attention pattern (as `EncoderConfig.attention`) in place of the saved one, as LED runs BART's weights with
+    Longformer attention; global projections the checkpoint lacks start as copies of the local ones (LED's
+    initialisation)."""
+    config = read_seq2seq_config(directory)
+    tensors = read_tensors(directory)
+    if attention is not None:
+        config = dataclasses.replace(config, encoder=EncoderConfig.from_dict(
+            {**config.encoder.to_dict(), "attention": attention}, source=f"{directory}: attention"))
+    model = EncoderDecoder(config)
+    if attention is not None:
+        tensors = {**{name: tensors[name.replace(".global_", ".")] for name in model.state_dict()
+                      if ".global_" in name and name not in tensors and name.replace(".global_", ".") in tensors},
+                   **tensors}
+    load_weights(model, tensors, source=str(Path(directory) / WEIGHTS_FILE))
     return model

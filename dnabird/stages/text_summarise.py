@@ -6,7 +6,7 @@ the `summarise` task (`dnabird.text.summarise_task`) into `<stage>/<name>/`, res
 interrupted. Null paths come from the `text_data` stage (its summarisation task) and the `text_tokenizer`
 stage. `results.json` and `results.txt` (a Markdown table) hold per model its encoder's attention and length,
 the selected step and its validation ROUGE-L, its test ROUGE-1/2/L with 95 % bootstrap intervals and its wall
-time, then the lead-k baseline on the same test documents.
+time, then the lead-k baseline on each set of test documents (named by its models where there are several).
 """
 
 from __future__ import annotations
@@ -37,11 +37,15 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
         row = report["test"]["rows"][MODEL_ROW]
         lines.append(model_row(name, settings[name], report, report["selection"]["value"],
                                " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL")), seconds[name]))
-    first = next(iter(reports.values()))
-    for scorer, row in first["test"]["rows"].items():
-        if scorer != MODEL_ROW:
-            lines.append(f"| {scorer} | — | — | — | — | " + " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2",
-                                                                                            "rougeL")) + " | — |")
+    test_sets: dict[str, list[str]] = {}  # test file -> the models scored on it (a warm-up run has its own)
+    for name in reports:
+        test_sets.setdefault(str(settings[name].data.test), []).append(name)
+    for names in test_sets.values():
+        label = f" ({', '.join(names)})" if len(test_sets) > 1 else ""
+        for scorer, row in reports[names[0]]["test"]["rows"].items():
+            if scorer != MODEL_ROW:
+                lines.append(f"| {scorer}{label} | — | — | — | — | "
+                             + " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL")) + " | — |")
     return "\n".join(lines)
 
 

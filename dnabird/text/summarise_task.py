@@ -175,12 +175,13 @@ def teacher_forcing_loss(model, batch: dict[str, torch.Tensor], step: int) -> Lo
 
 
 def build_model(config: SummariseConfig, tokenizer):
-    """The pretrained encoder-decoder, or a fresh one whose special ids come from `tokenizer`."""
+    """The pretrained encoder-decoder (with `model_overrides.attention`, if set, as its encoder's pattern; other
+    overrides shape a model from scratch only), or a fresh one whose special ids come from `tokenizer`."""
     from dnabird.model.config import build_encoder_config
     from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig, load_seq2seq
 
     if config.pretrained != FROM_SCRATCH:
-        return load_seq2seq(config.pretrained)
+        return load_seq2seq(config.pretrained, attention=config.model_overrides.get("attention"))
     encoder = build_encoder_config(config.model, {**config.model_overrides, "pooling": "mean"},
                                    where="model_overrides", vocab_size=tokenizer.vocab_size,
                                    pad_token_id=tokenizer.pad_id)

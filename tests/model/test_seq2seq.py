@@ -111,6 +111,27 @@ def test_config_round_trip_and_encoder_only_checkpoint(tmp_path):
         load_seq2seq(tmp_path / "encoder")
 
 
+def test_a_checkpoint_runs_with_another_attention_pattern(tmp_path):
+    """load_seq2seq(attention=...) equals a model built with that pattern holding the saved weights; a Longformer
+    window that covers the whole input gives the full-attention model's logits (the pattern's meaning)."""
+    full = model({"type": "full"})
+    save_checkpoint(full, tmp_path / "full")
+    ids, mask, decoder_ids = inputs(64)
+    swapped = load_seq2seq(tmp_path / "full", attention=ATTENTION["longformer"]).eval()
+    assert swapped.config.encoder.attention == ATTENTION["longformer"]
+    built = model(ATTENTION["longformer"])  # LED's start: the global projections are copies of the local ones
+    built.load_state_dict({**full.state_dict(), **{name: full.state_dict()[name.replace(".global_", ".")]
+                                                   for name in built.state_dict() if ".global_" in name}})
+    with torch.no_grad():
+        assert torch.equal(swapped(ids, mask, decoder_input_ids=decoder_ids).logits,
+                           built(ids, mask, decoder_input_ids=decoder_ids).logits)
+        wide = load_seq2seq(tmp_path / "full", attention={**ATTENTION["longformer"], "window": 128}).eval()
+        torch.testing.assert_close(wide(ids, mask, decoder_input_ids=decoder_ids).logits,
+                                   full(ids, mask, decoder_input_ids=decoder_ids).logits, atol=1e-5, rtol=1e-5)
+        narrow = swapped(ids, mask, decoder_input_ids=decoder_ids).logits
+        assert not torch.allclose(narrow, full(ids, mask, decoder_input_ids=decoder_ids).logits, atol=1e-3)
+
+
 def test_bad_settings_are_named():
     with pytest.raises(ParameterError, match="encoder.pooling"):
         Seq2SeqConfig(encoder=tiny())

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_shortened_summarise_pipeline(tmp_path):
     models = ["truncated_512", "led_longformer", "bigbird_itc"]
-    warmups = [f"text_summarise.models.{m}_warmup.train.{k}=3" for m in models for k in ("max_steps", "eval_every")]
+    warmups = [f"text_summarise.models.warmup.train.{k}=3" for k in ("max_steps", "eval_every")]
     subprocess.run([sys.executable, "-m", "dnabird", "-q", "run", str(ROOT / "pipelines" / "summarise.yaml"),
                     f"out_dir={tmp_path}", "text_data.summaries.train=32", "text_data.summaries.validation=4",
                     "text_data.summaries.test=8", "text_data.summaries.warmup=16",
@@ -21,17 +21,20 @@ def test_shortened_summarise_pipeline(tmp_path):
                     "text_summarise.base.train.eval_every=3", "text_summarise.base.validation_documents=4", *warmups],
                    check=True, cwd=ROOT)
     results = json.loads((tmp_path / "text_summarise" / "results.json").read_text())
-    runs = [run for m in models for run in (f"{m}_warmup", m)]  # the pipeline's order; results.json sorts its keys
+    runs = ["warmup", *models]  # the pipeline's order; results.json sorts its keys
     assert sorted(results) == sorted(runs)
     tests = {name: entry["report"]["test"] for name, entry in results.items()}
     assert tests["truncated_512"]["truncated_documents"] == 8  # every document runs past 512 tokens
     assert tests["bigbird_itc"]["truncated_documents"] == tests["led_longformer"]["truncated_documents"] == 0
-    for m in models:  # the warm-up stage reads the short documents; the second stage starts from its model
-        assert results[f"{m}_warmup"]["data"]["train"].endswith("summaries_warmup/train.jsonl")
-        assert results[m]["pretrained"].endswith(f"{m}_warmup/model")
+    assert results["warmup"]["data"]["train"].endswith("summaries_warmup/train.jsonl")  # the short documents
+    for m in models:  # each encoder starts from the warm-up model, with its own attention
+        assert results[m]["pretrained"].endswith("warmup/model")
+        assert json.loads((tmp_path / "text_summarise" / m / "model" / "config.json").read_text())["encoder"][
+            "attention"] == results[m]["model_overrides"]["attention"]
     for test in tests.values():
         assert set(test["rows"]) == {"fine-tuned model", "lead-3 baseline"}
         assert all(0.0 <= test["rows"]["fine-tuned model"][t] <= 1.0 for t in ("rouge1", "rouge2", "rougeL"))
     table = (tmp_path / "text_summarise" / "results.txt").read_text()
     rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ")][1:]
-    assert rows == [*runs, "lead-3 baseline"]  # the table keeps the pipeline's order, the baseline last
+    # the pipeline's order, then lead-3 on each test set: the warm-up's short documents, the others' long ones
+    assert rows == [*runs, "lead-3 baseline (warmup)", f"lead-3 baseline ({', '.join(models)})"]
