@@ -49,9 +49,6 @@ class BlockLayout:
         mask[:, self.global_rows] = True
         return mask
 
-    def is_full(self) -> bool:
-        return bool(self.block_mask().all())
-
 
 def _check_positive_int(name: str, value: object) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -63,10 +60,14 @@ def _check_count(name: str, value: object) -> None:
         raise ParameterError(name, value, "an integer ≥ 0")
 
 
-def _check_odd_window(name: str, value: object) -> None:
-    _check_positive_int(name, value)
-    if value % 2 == 0:
-        raise ParameterError(name, value, "an odd number of blocks (the block and equal neighbours)")
+def _check_bigbird(pattern: BigBirdITC | BigBirdETC) -> None:
+    """The checks both BigBird patterns share: heads, block size, an odd window, random blocks ≥ 0."""
+    for name in ("num_heads", "block_size", "window_blocks"):
+        _check_positive_int(name, getattr(pattern, name))
+    if pattern.window_blocks % 2 == 0:
+        raise ParameterError("window_blocks", pattern.window_blocks,
+                             "an odd number of blocks (the block and equal neighbours)")
+    _check_count("num_random_blocks", pattern.num_random_blocks)
 
 
 class Pattern:
@@ -174,10 +175,16 @@ def _window(num_blocks: int, window_blocks: int) -> torch.Tensor:
     return torch.where((blocks >= 0) & (blocks < num_blocks), blocks, -1)
 
 
-def _assemble(num_heads: int, fixed: torch.Tensor, random: torch.Tensor,
-              global_rows: torch.Tensor, block_size: int) -> BlockLayout:
-    """Union of per-row fixed blocks [nb, F] and per-head random blocks [H, nb, r], deduplicated."""
-    nb = fixed.shape[0]
+def _bigbird_layout(pattern: BigBirdITC | BigBirdETC, fixed: torch.Tensor, global_rows: torch.Tensor, seed: int,
+                    random_blocks: torch.Tensor | None, random_mode: str) -> BlockLayout:
+    """Union of per-row fixed blocks [nb, F] and per-head random blocks [H, nb, r] (`random_blocks`, checked, or
+    drawn from `seed` by `random_mode`), deduplicated."""
+    nb, num_heads = fixed.shape[0], pattern.num_heads
+    if random_blocks is not None:
+        random = validate_random_blocks(random_blocks, fixed, global_rows, num_heads)
+    else:
+        random = draw_random_blocks(fixed, global_rows, num_heads, pattern.num_random_blocks, seed, random_mode,
+                                    pattern.block_size)
     blocks = torch.cat([fixed.expand(num_heads, nb, fixed.shape[1]), random], dim=2)
     blocks, _ = blocks.sort(dim=2)
     duplicate = torch.zeros_like(blocks, dtype=torch.bool)
@@ -187,7 +194,7 @@ def _assemble(num_heads: int, fixed: torch.Tensor, random: torch.Tensor,
     width = int((blocks >= 0).sum(-1).max()) if blocks.numel() else 0
     blocks = blocks[:, :, :width]
     blocks[:, global_rows] = -1
-    return BlockLayout(block_size, nb, global_rows, blocks)
+    return BlockLayout(pattern.block_size, nb, global_rows, blocks)
 
 
 @dataclass(frozen=True)
@@ -205,10 +212,7 @@ class BigBirdITC(Pattern):
     type_name = "bigbird_itc"
 
     def __post_init__(self):
-        _check_positive_int("num_heads", self.num_heads)
-        _check_positive_int("block_size", self.block_size)
-        _check_odd_window("window_blocks", self.window_blocks)
-        _check_count("num_random_blocks", self.num_random_blocks)
+        _check_bigbird(self)
         if self.random_mode not in RANDOM_MODES:
             raise ParameterError("random_mode", self.random_mode, f"one of {sorted(RANDOM_MODES)}")
 
@@ -220,12 +224,7 @@ class BigBirdITC(Pattern):
             global_rows[:] = True
         fixed = torch.cat([_window(num_blocks, self.window_blocks),
                            torch.tensor([0, num_blocks - 1]).expand(num_blocks, 2)], dim=1)
-        if random_blocks is not None:
-            random = validate_random_blocks(random_blocks, fixed, global_rows, self.num_heads)
-        else:
-            random = draw_random_blocks(fixed, global_rows, self.num_heads, self.num_random_blocks,
-                                        seed, self.random_mode, self.block_size)
-        return _assemble(self.num_heads, fixed, random, global_rows, self.block_size)
+        return _bigbird_layout(self, fixed, global_rows, seed, random_blocks, self.random_mode)
 
 
 @dataclass(frozen=True)
@@ -240,11 +239,8 @@ class BigBirdETC(Pattern):
     type_name = "bigbird_etc"
 
     def __post_init__(self):
-        _check_positive_int("num_heads", self.num_heads)
-        _check_positive_int("block_size", self.block_size)
+        _check_bigbird(self)
         _check_positive_int("num_global_tokens", self.num_global_tokens)
-        _check_odd_window("window_blocks", self.window_blocks)
-        _check_count("num_random_blocks", self.num_random_blocks)
         if self.num_global_tokens % self.block_size:
             raise ParameterError("num_global_tokens", self.num_global_tokens,
                                  f"a multiple of block_size={self.block_size}")
@@ -256,12 +252,7 @@ class BigBirdETC(Pattern):
         global_rows[:num_global] = True
         fixed = torch.cat([_window(num_blocks, self.window_blocks),
                            torch.arange(min(num_global, num_blocks)).expand(num_blocks, -1)], dim=1)
-        if random_blocks is not None:
-            random = validate_random_blocks(random_blocks, fixed, global_rows, self.num_heads)
-        else:
-            random = draw_random_blocks(fixed, global_rows, self.num_heads, self.num_random_blocks,
-                                        seed, "uniform", self.block_size)
-        return _assemble(self.num_heads, fixed, random, global_rows, self.block_size)
+        return _bigbird_layout(self, fixed, global_rows, seed, random_blocks, "uniform")
 
 
 @dataclass(frozen=True)

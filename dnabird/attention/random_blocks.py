@@ -82,13 +82,9 @@ def _paper_table(nb: int, last: int, r: int, rng: np.random.RandomState) -> np.n
     middle = np.arange(1, nb - 1, dtype=np.int32)
     table = np.zeros((nb - 2, r), dtype=np.int64)
     for i in range(1, nb - 1):
-        if i == 1:
-            candidates = middle[2:last]
-        elif i == 2:
-            candidates = middle[3:last]
-        elif i >= nb - 3:
-            candidates = middle[:last]
-        elif i - 2 > last:
+        if i <= 2:
+            candidates = middle[i + 1:last]
+        elif i >= nb - 3 or i - 2 > last:
             candidates = middle[:last]
         elif i + 1 == last:
             candidates = middle[: i - 2]
@@ -112,26 +108,23 @@ def _planned_draws(nb: int, num_heads: int, r: int, rng: np.random.RandomState):
     plan = _rand_plan(nb, r)
     ends = [end for end, _ in plan]
     counts = [count for _, count in plan]
+
+    def draws(rows: range, q: int, start: int):  # every head of `rows` draws segment q's blocks from `start`
+        for row in rows:
+            for head in range(num_heads):
+                yield head, row, sum(counts[:q]), _row_draw(row, start, ends[q], counts[q], rng)
+
     for p, (end, count) in enumerate(plan):
         if p > 0:
             prev_end = ends[p - 1]
             if count > 0:  # rows of earlier segments also draw from this segment
-                for row in range(1, prev_end):
-                    for head in range(num_heads):
-                        yield head, row, sum(counts[:p]), _row_draw(row, prev_end, end, count, rng)
+                yield from draws(range(1, prev_end), p, prev_end)
             for q in range(p):  # rows of this segment draw from every earlier segment
-                if counts[q] == 0:
-                    continue
-                start = ends[q - 1] if q > 0 else 0
-                for row in range(prev_end, end):
-                    for head in range(num_heads):
-                        yield head, row, sum(counts[:q]), _row_draw(row, start, ends[q], counts[q], rng)
-        if count == 0:
-            continue
-        first_row, start = (ends[p - 1], ends[p - 1]) if p > 0 else (1, 0)
-        for row in range(first_row, end):
-            for head in range(num_heads):
-                yield head, row, sum(counts[:p]), _row_draw(row, start, end, count, rng)
+                if counts[q] > 0:
+                    yield from draws(range(prev_end, end), q, ends[q - 1] if q > 0 else 0)
+        if count > 0:
+            first_row, start = (ends[p - 1], ends[p - 1]) if p > 0 else (1, 0)
+            yield from draws(range(first_row, end), p, start)
 
 
 def _row_draw(row: int, start: int, end: int, r: int, rng: np.random.RandomState) -> list[int]:

@@ -37,6 +37,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from dnabird.attention.patterns import _check_positive_int
 from dnabird.errors import ParameterError
 
 SPE_KINDS = ("sine", "conv")
@@ -52,12 +53,16 @@ def noise_generator(seed: int, tag: int) -> torch.Generator:
 class _SPE(nn.Module):
     """Shared part of the SPE hooks: gate, projection and seed binding."""
 
-    def __init__(self, num_heads: int, head_size: int, realizations: int, gated: bool):
+    def __init__(self, num_heads: int, head_size: int, realizations: int, gated: bool, **sizes: int):
+        """`sizes`: the kind's own positive settings (num_sines, kernel_size), kept as attributes."""
         super().__init__()
-        for name, value in (("num_heads", num_heads), ("head_size", head_size), ("realizations", realizations)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ParameterError(f"spe.{name}" if name == "realizations" else name, value, "a positive integer")
+        _check_positive_int("num_heads", num_heads)
+        _check_positive_int("head_size", head_size)
+        for name, value in (("realizations", realizations), *sizes.items()):
+            _check_positive_int(f"spe.{name}", value)
         self.num_heads, self.head_size, self.realizations = num_heads, head_size, realizations
+        for name, value in sizes.items():
+            setattr(self, name, value)
         self.gate = nn.Parameter(torch.zeros(num_heads, head_size)) if gated else None
         self.chunk = CODE_CHUNK
 
@@ -139,10 +144,7 @@ class SineSPE(_SPE):
 
     def __init__(self, num_heads: int, head_size: int, *, num_sines: int = 10, realizations: int = 64,
                  gated: bool = True, seed: int = 0):
-        super().__init__(num_heads, head_size, realizations, gated)
-        if not isinstance(num_sines, int) or isinstance(num_sines, bool) or num_sines < 1:
-            raise ParameterError("spe.num_sines", num_sines, "a positive integer")
-        self.num_sines = num_sines
+        super().__init__(num_heads, head_size, realizations, gated, num_sines=num_sines)
         shape = (num_heads, head_size, num_sines)
         self.frequencies = nn.Parameter(torch.empty(shape))  # f: ν = σ(f)/2 cycles per position
         self.phases = nn.Parameter(torch.empty(shape))  # θ, on the query side
@@ -212,10 +214,7 @@ class ConvSPE(_SPE):
 
     def __init__(self, num_heads: int, head_size: int, *, kernel_size: int = 128, realizations: int = 64,
                  gated: bool = True, seed: int = 0):
-        super().__init__(num_heads, head_size, realizations, gated)
-        if not isinstance(kernel_size, int) or isinstance(kernel_size, bool) or kernel_size < 1:
-            raise ParameterError("spe.kernel_size", kernel_size, "a positive integer")
-        self.kernel_size = kernel_size
+        super().__init__(num_heads, head_size, realizations, gated, kernel_size=kernel_size)
         self.query_filter = nn.Parameter(torch.empty(num_heads, head_size, kernel_size))  # a
         self.key_filter = nn.Parameter(torch.empty(num_heads, head_size, kernel_size))  # b
         self.reset_parameters(torch.Generator().manual_seed(seed))
@@ -289,9 +288,7 @@ class SPESpec:
             if not isinstance(getattr(self, name), bool):
                 raise ParameterError(f"spe.{name}", getattr(self, name), "true or false")
         for name in ("realizations", "num_sines", "kernel_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ParameterError(f"spe.{name}", value, "a positive integer")
+            _check_positive_int(f"spe.{name}", getattr(self, name))
 
     @classmethod
     def from_dict(cls, spec: dict) -> SPESpec:
@@ -304,8 +301,6 @@ class SPESpec:
         return cls(**spec)
 
     def build(self, num_heads: int, head_size: int) -> _SPE:
-        if self.kind == "sine":
-            return SineSPE(num_heads, head_size, num_sines=self.num_sines, realizations=self.realizations,
-                           gated=self.gated)
-        return ConvSPE(num_heads, head_size, kernel_size=self.kernel_size, realizations=self.realizations,
-                       gated=self.gated)
+        kind, size = (SineSPE, "num_sines") if self.kind == "sine" else (ConvSPE, "kernel_size")
+        return kind(num_heads, head_size, realizations=self.realizations, gated=self.gated,
+                    **{size: getattr(self, size)})
