@@ -12,15 +12,13 @@ generator's independent check).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import numpy as np
 
-from dnabird.datasets.synthetic_text import markov_words, pseudo_words
+from dnabird.datasets.synthetic_text import markov_words, pseudo_words, write_jsonl_splits
 from dnabird.errors import InputFormatError, ParameterError
-from dnabird.io import write_text_atomic
 
 HIDDEN_FROM = 520  # findings start past this word (token index > 512 with [CLS] before the words)
 ORDINALS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
@@ -85,11 +83,5 @@ def write_summaries(out_dir: str | os.PathLike, *, sizes: dict[str, int], min_wo
     filler = [w for w in set(markov_words(3000, seed)) if w not in ORDINALS + (CUE, LINK)]
     filler.sort()
     entities = entity_names(seed)
-    paths = {}
-    for index, (split, count) in enumerate(sorted(sizes.items())):
-        rng = np.random.default_rng((seed, min_words, max_words, index))
-        lines = [json.dumps(summary_example(rng, filler, entities, min_words=min_words, max_words=max_words,
-                                            facts=facts, hidden_from=hidden_from)) for _ in range(count)]
-        paths[split] = Path(out_dir) / f"{split}.jsonl"
-        write_text_atomic(paths[split], "".join(line + "\n" for line in lines))
-    return paths
+    return write_jsonl_splits(out_dir, sizes, (seed, min_words, max_words), lambda rng: summary_example(
+        rng, filler, entities, min_words=min_words, max_words=max_words, facts=facts, hidden_from=hidden_from))

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -120,13 +121,19 @@ def solve_long_range(text: str) -> str:
 def write_long_range(out_dir: str | os.PathLike, *, length: int, sizes: dict[str, int], seed: int = 0) -> dict:
     """`<split>.jsonl` for each split in `sizes` (e.g. {"train": 2000, "validation": 200, "test": 500});
     returns {split: path}."""
-    out_dir = Path(out_dir)
     filler = pseudo_words(300, seed)
+    return write_jsonl_splits(out_dir, sizes, (seed, length), lambda rng: long_range_example(length, rng, filler))
+
+
+def write_jsonl_splits(out_dir: str | os.PathLike, sizes: dict[str, int], seeds: tuple[int, ...],
+                       example: Callable[[np.random.Generator], dict]) -> dict[str, Path]:
+    """`<split>.jsonl` of `sizes[split]` examples for each split (in name order, the k-th drawn from the
+    generator `(*seeds, k)`); returns {split: path}."""
     paths = {}
     for index, (split, count) in enumerate(sorted(sizes.items())):
-        rng = np.random.default_rng((seed, length, index))
-        lines = [json.dumps(long_range_example(length, rng, filler)) for _ in range(count)]
-        paths[split] = out_dir / f"{split}.jsonl"
+        rng = np.random.default_rng((*seeds, index))
+        lines = [json.dumps(example(rng)) for _ in range(count)]
+        paths[split] = Path(out_dir) / f"{split}.jsonl"
         write_text_atomic(paths[split], "".join(line + "\n" for line in lines))
     return paths
 

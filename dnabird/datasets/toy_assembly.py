@@ -94,15 +94,19 @@ class Assembly:
         inverted segment."""
         main, others = [], []
         for chrom, pieces in self.pieces.items():
-            placed, position = [], 0
-            for piece in pieces:
-                if piece.qchrom is not None:
-                    placed.append((position, piece))
-                position += piece.length
+            placed = [(t, piece) for t, piece in _placed(pieces) if piece.qchrom is not None]
             main.append((chrom, [(t, p) for t, p in placed if p.qchrom == chrom and p.strand == "+"]))
             others.extend((chrom, [(t, p)]) for t, p in placed if p.qchrom != chrom or p.strand == "-")
         return "".join(_chain(chain_id, chrom, self.size(chrom), blocks, hg19_sizes)
                        for chain_id, (chrom, blocks) in enumerate(main + others, start=1))
+
+
+def _placed(pieces: list[Piece]):
+    """(hg38 start, piece) of each of a chromosome's pieces, in order."""
+    position = 0
+    for piece in pieces:
+        yield position, piece
+        position += piece.length
 
 
 def _chain(chain_id: int, tchrom: str, tsize: int, blocks: list[tuple[int, Piece]],
@@ -186,8 +190,7 @@ def _lift_promoters(genome: ToyGenome, pieces: dict[str, list[Piece]]) -> list[L
     """Each hg19 promoter at its place in hg38 (every segment survives, so every promoter does)."""
     lifted = []
     for chrom, chrom_pieces in pieces.items():
-        position = 0
-        for piece in chrom_pieces:
+        for position, piece in _placed(chrom_pieces):
             for p in genome.promoters:
                 if p.chrom == piece.qchrom and piece.qstart <= p.tss < piece.qend:
                     if piece.strand == "+":
@@ -198,7 +201,6 @@ def _lift_promoters(genome: ToyGenome, pieces: dict[str, list[Piece]]) -> list[L
                               "strand_flip" if piece.strand == "-" else "ok")
                     lifted.append(LiftedPromoter(p.name, chrom, tss, strand, p.chrom, p.tss, p.strand,
                                                  status, p.island, p.tata))
-            position += piece.length
     return lifted
 
 
@@ -207,12 +209,10 @@ def _novel_promoters(genome: ToyGenome, pieces: dict[str, list[Piece]],
     """One hg38-only promoter in the middle of every long novel stretch."""
     novel, gene = [], len(genome.promoters)
     for chrom, chrom_pieces in pieces.items():
-        position = 0
-        for piece in chrom_pieces:
+        for position, piece in _placed(chrom_pieces):
             if piece.qchrom is None and piece.length >= NOVEL_INSERTION[0]:
                 gene += 1
                 strand = "+" if rng.random() < 0.5 else "-"
                 novel.append(LiftedPromoter(f"TG{gene:04d}_1", chrom, position + piece.length // 2, strand,
                                             None, None, None, "unmapped", False, False))
-            position += piece.length
     return novel

@@ -237,8 +237,8 @@ def background_sites(genome: ToyGenome, rng: np.random.Generator) -> list[tuple[
         codes = genome.codes[chrom]
         loci = genome.planted_spans(chrom) + [(g.start, g.end) for g in genome.gaps if g.chrom == chrom]
         loci += [(p.tss, p.tss + 1) for p in genome.promoters if p.chrom == chrom]
-        loci += [(s.target_start, s.target_end) for s in genome.long_range if s.chrom == chrom]
-        loci += [(s.partner_start, s.partner_end) for s in genome.long_range if s.chrom == chrom]
+        loci += [span for s in genome.long_range if s.chrom == chrom
+                 for span in ((s.target_start, s.target_end), (s.partner_start, s.partner_end))]
         near = mark_near(codes == 4, loci, BACKGROUND_CLEARANCE)
         near[:EDGE_MARGIN] = near[-EDGE_MARGIN:] = True
         free = np.flatnonzero(~near)
@@ -255,10 +255,8 @@ def _instances(genome: ToyGenome, kind: str, words: tuple[int, ...] | None = Non
     if kind == "target":
         return [(s.chrom, s.target_start, s.target_end) for s in getattr(genome, "long_range", [])
                 if words is None or s.word in words]
-    if kind == "promoter":
-        return [(p.chrom, p.tss, p.tss + 1) for p in genome.promoters]
-    if kind == "tata_promoter":
-        return [(p.chrom, p.tss, p.tss + 1) for p in genome.promoters if p.tata]
+    if kind in ("promoter", "tata_promoter"):
+        return [(p.chrom, p.tss, p.tss + 1) for p in genome.promoters if p.tata or kind == "promoter"]
     if kind == "island":
         return [(i.chrom, i.start, i.end) for i in genome.islands]
     return [(e.chrom, e.start, e.end) for e in genome.elements if e.kind == kind]
