@@ -23,10 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dnabird.attention.patterns import BlockLayout, Pattern, _check_positive_int
+from dnabird.attention.patterns import BlockLayout, Full, Pattern, _check_positive_int
 from dnabird.errors import ParameterError
 
 CAUSAL_CHUNK = 64
+FEATURE_SALT = 0x5EA7  # the random features' stream (`seeded_generator`)
 
 
 class LinearKernel(Pattern):
@@ -40,8 +41,7 @@ class LinearKernel(Pattern):
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
         if random_blocks is not None:
             raise ParameterError("random_blocks", "tensor", f"None for {type(self).__name__} (no random blocks)")
-        return BlockLayout(1, num_blocks, torch.ones(num_blocks, dtype=torch.bool),
-                           torch.full((self.num_heads, num_blocks, 0), -1, dtype=torch.long))
+        return Full.layout(self, num_blocks)
 
     def features(self, q: torch.Tensor, k: torch.Tensor, scale: float, seed: int,
                  key_padding_mask: torch.Tensor | None = None):
@@ -69,9 +69,10 @@ def orthogonal_gaussian(num_features: int, dim: int, generator: torch.Generator)
     return (directions * norms[:, None]).float()
 
 
-def feature_generator(seed: int, head: int) -> torch.Generator:
-    """The generator of one head's random features: a pure function of (call seed, head)."""
-    state = np.random.SeedSequence([int(seed) & (2**63 - 1), head, 0x5EA7]).generate_state(1)[0]
+def seeded_generator(seed: int, tag: int, salt: int) -> torch.Generator:
+    """A CPU generator that is a pure function of (call seed, tag, salt): a Performer head's features (salt
+    `FEATURE_SALT`, tag = head) or an SPE noise block (`dnabird.attention.spe.NOISE_SALT`)."""
+    state = np.random.SeedSequence([int(seed) & (2**63 - 1), tag, salt]).generate_state(1)[0]
     return torch.Generator().manual_seed(int(state))
 
 
@@ -109,7 +110,7 @@ class Performer(LinearKernel):
         """[H, F, dim]: every head's random features, from (seed, head) alone."""
         draws = []
         for head in range(self.num_heads):
-            generator = feature_generator(seed, head)
+            generator = seeded_generator(seed, head, FEATURE_SALT)
             if self.orthogonal:
                 draws.append(orthogonal_gaussian(self.num_features, dim, generator))
             else:
@@ -119,9 +120,8 @@ class Performer(LinearKernel):
     def features(self, q, k, scale, seed, key_padding_mask=None):
         w = self.projection(q.shape[-1], seed, q.device).to(q.dtype)  # [H, F, d]
         root = scale ** 0.5
-        q, k = q * root, k * root
-        q_proj = torch.einsum("bhld,hfd->bhlf", q, w) - 0.5 * q.pow(2).sum(-1, keepdim=True)
-        k_proj = torch.einsum("bhld,hfd->bhlf", k, w) - 0.5 * k.pow(2).sum(-1, keepdim=True)
+        q_proj, k_proj = (torch.einsum("bhld,hfd->bhlf", x, w) - 0.5 * x.pow(2).sum(-1, keepdim=True)
+                          for x in (q * root, k * root))
         q_proj = q_proj - q_proj.amax(-1, keepdim=True).detach()
         real = k_proj if key_padding_mask is None else \
             k_proj.masked_fill(~key_padding_mask[:, None, :, None], float("-inf"))

@@ -32,22 +32,18 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from dnabird.attention.linear import seeded_generator
 from dnabird.attention.patterns import _check_positive_int
 from dnabird.errors import ParameterError
 
 SPE_KINDS = ("sine", "conv")
 NOISE_CHUNK = 128  # convSPE noise: positions per generator
 CODE_CHUNK = 1024  # positions whose codes are formed (and projected) at once
-
-
-def noise_generator(seed: int, tag: int) -> torch.Generator:
-    state = np.random.SeedSequence([int(seed) & (2**63 - 1), tag, 0x59E]).generate_state(1)[0]
-    return torch.Generator().manual_seed(int(state))
+NOISE_SALT = 0x59E  # the noise's stream (`seeded_generator`; tags: 0 sine z, 1 gate, 16 + i conv block i)
 
 
 class _SPE(nn.Module):
@@ -77,8 +73,8 @@ class _SPE(nn.Module):
 
     def gate_noise(self, seed: int, device=None) -> torch.Tensor:
         """ε [H, D, R], N(0, 1)·(D·R)^(−1/4), shared by queries, keys, positions and the batch."""
-        noise = torch.randn(self.num_heads, self.head_size, self.realizations, generator=noise_generator(seed, 1),
-                            dtype=torch.float64)
+        noise = torch.randn(self.num_heads, self.head_size, self.realizations, dtype=torch.float64,
+                            generator=seeded_generator(seed, 1, NOISE_SALT))
         return (noise * self.code_scale).to(device, next(self.parameters()).dtype)
 
     def gated_codes(self, length: int, seed: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -182,9 +178,9 @@ class SineSPE(_SPE):
 
     def _z(self, seed: int, device) -> torch.Tensor:
         """[H, D, 2K, R] ~ N(0, 1/(2K)), shared by queries and keys."""
-        z = torch.randn(self.num_heads, self.head_size, 2 * self.num_sines, self.realizations,
-                        generator=noise_generator(seed, 0), dtype=torch.float64) / math.sqrt(2 * self.num_sines)
-        return z.to(device, self.frequencies.dtype)
+        z = torch.randn(self.num_heads, self.head_size, 2 * self.num_sines, self.realizations, dtype=torch.float64,
+                        generator=seeded_generator(seed, 0, NOISE_SALT))
+        return (z / math.sqrt(2 * self.num_sines)).to(device, self.frequencies.dtype)
 
     def factored_is_cheaper(self, batch: int) -> bool:
         # codes: D·2K·R per position and head, shared by the batch, then B·D·R (a small matmul per position);
@@ -246,7 +242,7 @@ class ConvSPE(_SPE):
         indices, each from its own generator (so any window of it is the same numbers)."""
         first, last = begin // NOISE_CHUNK, (end - 1) // NOISE_CHUNK
         blocks = [torch.randn(self.num_heads, self.head_size, self.realizations, NOISE_CHUNK,
-                              generator=noise_generator(seed, 16 + i))
+                              generator=seeded_generator(seed, 16 + i, NOISE_SALT))
                   for i in range(first, last + 1)]
         offset = first * NOISE_CHUNK
         return torch.cat(blocks, -1)[..., begin - offset:end - offset].to(device, self.query_filter.dtype)

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from dnabird.attention.backends.base import Backend
-from dnabird.attention.backends.gather import dense_rows
+from dnabird.attention.backends.gather import global_token_rows
 from dnabird.attention.backends.sdpa import sdpa_kernel
 from dnabird.attention.patterns import BlockLayout
 from dnabird.errors import BackendUnavailableError
@@ -257,9 +257,6 @@ class FlexBackend(Backend):
             raise BackendUnavailableError("flex", [
                 f"this process compiled FlexAttention for {COMPILED_SHAPES} shapes already; eager FlexAttention "
                 "would build the L×L score matrix (use backend='sdpa', or fewer batch sizes and lengths)"]) from None
-        globals_ = call.global_tokens
-        if call.global_qkv is not None and globals_.numel():  # separate projections for global rows
-            gq, gk, gv = call.global_qkv
-            rows = dense_rows(gq[:, :, globals_], gk, gv, call.key_padding_mask, globals_, call, sdpa_kernel)
-            out = out.index_copy(2, globals_, rows)
+        if call.global_qkv is not None and call.global_tokens.numel():  # separate projections for global rows
+            out = global_token_rows(out, call, *call.global_qkv, sdpa_kernel)
         return out[:, :, :length]

@@ -173,9 +173,15 @@ def run_gathered(call: AttentionCall, kernel: Kernel, max_chunk_bytes: int | Non
     order = torch.cat(rows).argsort().to(device)
     out = torch.cat(outputs, dim=1).index_select(1, order).view(B, H, Lp, Dv)
     if globals_.numel():
-        gq, gk, gv = call.global_qkv if call.global_qkv is not None else (q, k, v)
-        out_tokens = dense_rows(gq[:, :, globals_], gk, gv, kpm, globals_, call, kernel)
-        if call.global_token_mask is not None:  # examples where a token is not global keep its local row
-            out_tokens = torch.where(call.global_token_mask[:, None, :, None], out_tokens, out[:, :, globals_])
-        out = out.index_copy(2, globals_, out_tokens)
+        out = global_token_rows(out, call, *(call.global_qkv or (q, k, v)), kernel)
     return out
+
+
+def global_token_rows(out, call, q, k, v, kernel):
+    """`out` [B, H, Lp, Dv] with the rows of `call`'s global tokens recomputed from (q, k, v) against every key
+    (one dense call); examples where a token is not global (`global_token_mask`) keep its local row."""
+    globals_ = call.global_tokens
+    out_tokens = dense_rows(q[:, :, globals_], k, v, call.key_padding_mask, globals_, call, kernel)
+    if call.global_token_mask is not None:
+        out_tokens = torch.where(call.global_token_mask[:, None, :, None], out_tokens, out[:, :, globals_])
+    return out.index_copy(2, globals_, out_tokens)
