@@ -24,19 +24,17 @@ class DenseBackend(Backend):
     name = "dense"
 
     def run(self, call):
+        rows = call.global_tokens
         if call.query_offset is not None:  # query rows apart from the keys (Full pattern): keys, causality only
             mask = torch.ones(1, 1, call.q.shape[2], call.k.shape[2], dtype=torch.bool, device=call.q.device)
             if call.causal:
                 mask = mask & (torch.arange(call.k.shape[2], device=mask.device) <= call.query_positions()[:, None])
-            if call.key_padding_mask is not None:
-                mask = mask & call.key_padding_mask[:, None, None, :]
-            return masked_softmax_attention(call.q, call.k, call.v, mask, call.scale, call.dropout_p)
-        rows = call.global_tokens
-        per_example = call.global_token_mask is not None
-        is_global = torch.zeros(call.q.shape[0] if per_example else 1, call.padded_length, dtype=torch.bool,
-                                device=call.q.device)
-        is_global[:, rows] = call.global_token_mask if per_example else True
-        mask = call.pattern.mask_from_layout(call.layout, call.causal, is_global)  # [B|1, H, Lp, Lp]
+        else:
+            per_example = call.global_token_mask is not None
+            is_global = torch.zeros(call.q.shape[0] if per_example else 1, call.padded_length, dtype=torch.bool,
+                                    device=call.q.device)
+            is_global[:, rows] = call.global_token_mask if per_example else True
+            mask = call.pattern.mask_from_layout(call.layout, call.causal, is_global)  # [B|1, H, Lp, Lp]
         if call.key_padding_mask is not None:
             mask = mask & call.key_padding_mask[:, None, None, :]
         out = masked_softmax_attention(call.q, call.k, call.v, mask, call.scale, call.dropout_p)
