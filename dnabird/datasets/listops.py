@@ -14,6 +14,7 @@ Files are LRA's TSVs: a `Source<TAB>Target` header, then one tree and its value 
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -90,23 +91,15 @@ def generate(sizes: dict[str, int], *, seed: int = 0, min_length: int = 500, max
         tree, length = draw_tree(rng, 1, max_depth, max_args)
         if min_length < length < max_length:
             kept.setdefault(to_source(tree), evaluate(tree))
-    items = list(kept.items())
-    out, start = {}, 0
-    for split in SPLITS:
-        count = sizes.get(split, 0)
-        out[split] = items[start:start + count]
-        start += count
-    return out
+    items = iter(kept.items())  # the first trees fill train, then validation, then test
+    return {split: list(itertools.islice(items, sizes.get(split, 0))) for split in SPLITS}
 
 
 def write(directory: str | Path, splits: dict[str, list[tuple[str, int]]], task: str = "basic") -> dict[str, Path]:
     """`{task}_{train,val,test}.tsv` in `directory` (LRA's names); returns split -> path."""
-    directory = Path(directory)
-    paths = {}
+    paths = {split: Path(directory) / f"{task}_{FILE_SPLITS[split]}.tsv" for split in splits}
     for split, rows in splits.items():
-        path = directory / f"{task}_{FILE_SPLITS[split]}.tsv"
-        write_text_atomic(path, "Source\tTarget\n" + "".join(f"{source}\t{value}\n" for source, value in rows))
-        paths[split] = path
+        write_text_atomic(paths[split], "Source\tTarget\n" + "".join(f"{source}\t{value}\n" for source, value in rows))
     return paths
 
 

@@ -6,21 +6,16 @@
   each key stated `key_copies` = 8 times), and asks `query-a` or `query-b` within its last 100
   (`query_copies` = 16 times); filler text sprinkled with bare value words (distractors) lies between and
   around them. (Repeating the statements changes no label; it makes the evidence a larger share of what
-  [CLS] first reads. The label is a product of two read-outs, which key holds the warm value and which key
-  is queried, neither of which predicts it alone: training from scratch sits at chance until both are read
-  together, and that wait shortens as the evidence's share grows: at 256 tokens with 4 and 8 copies an ITC
-  model left chance after ~250 steps in one run, not within 540 in a second (Adam eps 1e-6), nor within
-  300 (at twice the learning rate) in a third; with 8 and 16 it reached validation accuracy 1.0 by step
-  250.)
-  The label is the class of the queried key's value ("warm" for
-  red, amber, coral, orange; "cool" for blue, green, violet, teal), balanced. The two stored values always
-  fall in different classes (which key holds the warm one is drawn at random), so every document needs the
-  lookup: the last 128 tokens never hold a key, so a model that keeps only them is at chance, and a bag of
-  words of the whole document is at chance too (it sees one warm and one cool stored value, never which
-  key the query names). (When both values could share a class, half the documents were labelled by their
-  stored values alone: models trained from scratch learnt that shortcut first, a bag-of-words-level 75 %,
-  and stayed in it.) `solve_long_range` reads the label back from the text alone (the independent check
-  of the generator).
+  [CLS] first reads. The label needs two read-outs together, which key holds the warm value and which key is
+  queried, and training from scratch leaves chance the sooner the larger that share: at 256 tokens an ITC
+  model with 8 and 16 copies reached validation accuracy 1.0 by step 250, with 4 and 8 mostly not in 300-540.)
+  The label is the class of the queried key's value ("warm" for red, amber, coral, orange; "cool" for blue,
+  green, violet, teal), balanced. The two stored values always fall in different classes (which key holds the
+  warm one is drawn at random), so every document needs the lookup: the last 128 tokens never hold a key, so a
+  model that keeps only them is at chance, and a bag of words of the whole document is at chance too (it sees
+  one warm and one cool stored value, never which key the query names). (Were both values allowed one class,
+  stored values alone would label half the documents: models from scratch learnt that 75 % shortcut first and
+  stayed in it.) `solve_long_range` reads the label back from the text alone (the generator's independent check).
 - `markov_words`: word streams with learnable structure (each pseudo-word has a few likely successors);
   `write_text8` (a–z and space, one line, text8's format), `write_documents` (plain-text documents separated
   by blank lines) and `write_squad` (SQuAD v1.1-format JSON: facts stated in filler text, questions about them).

@@ -35,7 +35,7 @@ import h5py
 import numpy as np
 import scipy.io
 
-from dnabird.datasets.toy_genome import EDGE_MARGIN, ELEMENT_CHROMOSOMES, ToyGenome, mark_near
+from dnabird.datasets.toy_genome import EDGE_MARGIN, ELEMENT_CHROMOSOMES, ToyGenome, encode, mark_near
 from dnabird.io import atomic_output
 
 BIN, WINDOW, MIN_OVERLAP = 200, 1000, 100
@@ -182,8 +182,6 @@ def _busy(genome: ToyGenome, chrom: str) -> np.ndarray:
 
 def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[LongRangeSite], list[str]]:
     """Write target/partner pairs into `genome` (see the module docstring); returns them and the words."""
-    from dnabird.datasets.toy_genome import encode
-
     words = long_range_words(rng)
     sites: list[LongRangeSite] = []
     target_len, partner_len = len(LONG_RANGE_TARGET), PARTNER_LENGTH
@@ -314,9 +312,7 @@ def build_chromatin(genome: ToyGenome, rng: np.random.Generator) -> ChromatinDat
     peaks = call_peaks(genome, rng)
     names = list(FEATURES)
     tf_rows = [names.index(name) for name in TF_FEATURES]
-    windows: dict[str, list[np.ndarray]] = {split: [] for split in SPLIT_KEYS}
-    labels: dict[str, list[np.ndarray]] = {split: [] for split in SPLIT_KEYS}
-    bins: dict[str, list[tuple[str, int, int]]] = {split: [] for split in SPLIT_KEYS}
+    windows, labels, bins = ({split: [] for split in SPLIT_KEYS} for _ in range(3))  # per split
     for chrom in sorted(ELEMENT_CHROMOSOMES):  # DeepSEA orders bins chromosome-lexicographically
         codes = genome.codes[chrom]
         covered = np.zeros((len(names), len(codes)), dtype=bool)
