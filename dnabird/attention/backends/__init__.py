@@ -29,18 +29,12 @@ AUTO_ORDER = {"cuda": ("xformers", "sdpa"), "cpu": ("sdpa",)}
 
 def select_backend(call: AttentionCall, name: str = "auto") -> Backend:
     """The backend that will run `call`: the named one, or the first acceptable one for "auto"."""
-    if name == "auto":
-        order = AUTO_ORDER.get(call.q.device.type, ("sdpa",))
-        reasons = []
-        for candidate in order:
-            refusals = BACKENDS[candidate].refusal_reasons(call)
-            if not refusals:
-                return BACKENDS[candidate]
-            reasons += [f"{candidate}: {r}" for r in refusals]
-        raise BackendUnavailableError("auto", reasons)
-    if name not in BACKENDS:
+    if name != "auto" and name not in BACKENDS:
         raise ParameterError("backend", name, f"'auto' or one of {sorted(BACKENDS)}")
-    refusals = BACKENDS[name].refusal_reasons(call)
-    if refusals:
-        raise BackendUnavailableError(name, refusals)
-    return BACKENDS[name]
+    reasons = []
+    for candidate in AUTO_ORDER.get(call.q.device.type, ("sdpa",)) if name == "auto" else (name,):
+        refusals = BACKENDS[candidate].refusal_reasons(call)
+        if not refusals:
+            return BACKENDS[candidate]
+        reasons += [f"{candidate}: {r}" for r in refusals] if name == "auto" else refusals
+    raise BackendUnavailableError(name, reasons)
