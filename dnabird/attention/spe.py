@@ -100,19 +100,17 @@ class _SPE(nn.Module):
             eps = self.gate_noise(seed, q.device).to(q.dtype)  # [H, D, R]
             q_free, k_free = (q * gamma.sqrt()) @ eps, (k * gamma.sqrt()) @ eps  # the position-free share
             q, k = q * (1 - gamma).sqrt(), k * (1 - gamma).sqrt()
-        chunks = ([], [])
-        for start in range(0, length, self.chunk):  # a window of positions at a time: bounded memory
+        chunks = []  # (q̂, k̂) of each window of positions: bounded memory
+        for start in range(0, length, self.chunk):
             count = min(self.chunk, length - start)
             window = slice(start, start + count)
             if self.factored_is_cheaper(q.shape[0]):
-                q_part, k_part = self.project_factored(q[:, :, window], k[:, :, window], seed, start)
+                chunks.append(self.project_factored(q[:, :, window], k[:, :, window], seed, start))
             else:
-                q_bar, k_bar = self.codes(count, seed, q.device, start)
-                q_part, k_part = _project(q[:, :, window], q_bar.to(q.dtype)), _project(k[:, :, window],
-                                                                                        k_bar.to(k.dtype))
-            chunks[0].append(q_part)
-            chunks[1].append(k_part)
-        q_pos, k_pos = torch.cat(chunks[0], 2), torch.cat(chunks[1], 2)
+                bars = self.codes(count, seed, q.device, start)
+                chunks.append(tuple(_project(x[:, :, window], bar.to(x.dtype))
+                                    for x, bar in zip((q, k), bars, strict=True)))
+        q_pos, k_pos = (torch.cat(parts, 2) for parts in zip(*chunks, strict=True))
         if self.gate is None:
             return q_pos, k_pos
         return q_pos + q_free, k_pos + k_free
