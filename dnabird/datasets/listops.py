@@ -69,9 +69,9 @@ def to_source(tree) -> str:
 def generate(sizes: dict[str, int], *, seed: int = 0, min_length: int = 500, max_length: int = 2000,
              max_depth: int = 10, max_args: int = 10, max_draws: int | None = None) -> dict[str, list[tuple[str, int]]]:
     """Splits name -> [(source, value)] of distinct trees with min_length < length < max_length."""
-    for name, value in (("max_depth", max_depth), ("max_args", max_args), ("max_length", max_length)):
-        if not isinstance(value, int) or value < (2 if name != "max_length" else 3):
-            raise ParameterError(name, value, "an integer ≥ 2" if name != "max_length" else "an integer ≥ 3")
+    for name, value, minimum in (("max_depth", max_depth, 2), ("max_args", max_args, 2), ("max_length", max_length, 3)):
+        if not isinstance(value, int) or value < minimum:
+            raise ParameterError(name, value, f"an integer ≥ {minimum}")
     if not 0 <= min_length < max_length - 1:
         raise ParameterError("min_length", min_length, f"an integer in [0, max_length - 1 = {max_length - 1})")
     unknown = set(sizes) - set(SPLITS)
