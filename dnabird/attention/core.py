@@ -5,10 +5,8 @@ pattern's layout for this call (so short sequences are decided per call, never s
 hands the normalised call to a backend, and crops the result. Backends differ only in how
 they compute; all of them obey the same pattern, padding and empty-row rules.
 
-Queries need not be the keys' own rows: with `query_offset` (the Full pattern only) q holds other
-rows than k, v — a decoder's cross-attention over encoder states, or a decoder step against its
-cached keys, the query rows sitting at positions `query_offset`, `query_offset + 1`, … among the keys
-for causal masking.
+With `query_offset` (the Full pattern only) q holds other rows than k, v: cross-attention, or a
+decoder step against its cached keys (see `attention`).
 """
 
 from __future__ import annotations
