@@ -91,9 +91,8 @@ def generate(out_dir: str | pathlib.Path, seed: int = 0, *, scale: float = 1.0) 
         _write_chromatin(chromatin, paths)
         progress.update()
         variants = toy_variants.build_variants(genome, chromatin.peaks, rng("variants"))
-        lengths = {chrom: len(codes) for chrom, codes in genome.codes.items()}
         with atomic_output(paths["vcf"]) as tmp:
-            tmp.write_text(toy_variants.vcf_text(variants, lengths, f"{GENERATOR} v{VERSION} seed={seed}"))
+            tmp.write_text(toy_variants.vcf_text(variants, genome.lengths(), f"{GENERATOR} v{VERSION} seed={seed}"))
         write_table(paths["variant_truth"], toy_variants.truth_rows(variants),
                     header="\t".join(toy_variants.TRUTH_COLUMNS))
         progress.update()
@@ -122,9 +121,8 @@ def _write_genome(genome: toy_genome.ToyGenome, paths: dict[str, pathlib.Path]) 
 
 def _write_assembly(genome: toy_genome.ToyGenome, assembly: toy_assembly.Assembly,
                     paths: dict[str, pathlib.Path]) -> None:
-    hg19_sizes = {chrom: len(codes) for chrom, codes in genome.codes.items()}
     with atomic_output(paths["chain"]) as tmp:
-        tmp.write_text(assembly.chain_text(hg19_sizes))
+        tmp.write_text(assembly.chain_text(genome.lengths()))
     write_table(paths["promoters_bed"], (p.bed8() for p in assembly.promoters))
 
     def cell(value: object) -> object:

@@ -155,7 +155,7 @@ def _segments(tss: list[int], length: int, special: bool, rng: np.random.Generat
 
 def build_assembly(genome: ToyGenome, rng: np.random.Generator, scale: float) -> Assembly:
     """Lay out toy hg38 from toy hg19 and place every promoter (plus hg38-only ones) on it."""
-    hg19_sizes = {chrom: len(codes) for chrom, codes in genome.codes.items()}
+    hg19_sizes = genome.lengths()
     pieces: dict[str, list[Piece]] = {}
     moved_piece = None
     for chrom in ELEMENT_CHROMOSOMES:
@@ -176,8 +176,7 @@ def build_assembly(genome: ToyGenome, rng: np.random.Generator, scale: float) ->
     target[at:at] = [moved_piece, Piece(None, 0, int(rng.integers(*SMALL_INSERTION)))]
     assembly = Assembly(pieces, [])
     assembly.promoters = _lift_promoters(genome, pieces) + _novel_promoters(genome, pieces, rng)
-    order = list(genome.codes)
-    assembly.promoters.sort(key=lambda p: (order.index(p.hg38_chrom), p.hg38_tss))
+    assembly.promoters.sort(key=lambda p: (genome.rank(p.hg38_chrom), p.hg38_tss))
     return assembly
 
 

@@ -207,8 +207,7 @@ def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[
             partners.append(partner)
             planted += [target, partner]
             sites.append(LongRangeSite(f"LR_{len(sites) + 1}", chrom, target, partner, word))
-    order = list(genome.codes)
-    sites.sort(key=lambda site: (order.index(site.chrom), site.target_start))
+    sites.sort(key=lambda site: (genome.rank(site.chrom), site.target_start))
     genome.long_range = sites
     return sites, words
 
@@ -265,7 +264,6 @@ def call_peaks(genome: ToyGenome, rng: np.random.Generator) -> list[tuple[str, i
     kinds = {source.kind for sources in FEATURES.values() for source in sources}
     background = background_sites(genome, rng)
     occupancy = {kind: rng.random(len(_instances(genome, kind, background=background))) for kind in sorted(kinds)}
-    order = list(genome.codes)
     peaks = []
     for name, sources in FEATURES.items():
         intervals = []
@@ -285,7 +283,7 @@ def call_peaks(genome: ToyGenome, rng: np.random.Generator) -> list[tuple[str, i
                     centre = (start + end) // 2 + shift
                     intervals.append((chrom, max(0, centre - half), centre + half))
         peaks.extend((chrom, start, end, name) for chrom, start, end in _merge(sorted(intervals)))
-    peaks.sort(key=lambda peak: (order.index(peak[0]), peak[1], peak[2], list(FEATURES).index(peak[3])))
+    peaks.sort(key=lambda peak: (genome.rank(peak[0]), peak[1], peak[2], list(FEATURES).index(peak[3])))
     return peaks
 
 

@@ -192,6 +192,14 @@ class ToyGenome:
         """(start, end) of every planted element and CpG island on `chrom`."""
         return [(item.start, item.end) for item in (*self.elements, *self.islands) if item.chrom == chrom]
 
+    def rank(self, chrom: str) -> int:
+        """`chrom`'s place in FASTA order: records sort by it, then by position."""
+        return list(self.codes).index(chrom)
+
+    def lengths(self) -> dict[str, int]:
+        """Chromosome name → length, in FASTA order."""
+        return {chrom: len(codes) for chrom, codes in self.codes.items()}
+
     def ascii(self, chrom: str) -> np.ndarray:
         """The chromosome as FASTA bytes: upper case, repeats lower case, gaps N."""
         text = UPPER_ASCII[self.codes[chrom]]
@@ -497,9 +505,8 @@ def build_genome(rng: np.random.Generator, scale: float = 1.0) -> ToyGenome:
             builder.reserve_pairs()
         builder.reserve_duplications()
         builder.synthesise()
-    order = {chrom: rank for rank, chrom in enumerate(genome.codes)}
     for items in (genome.elements, genome.islands, genome.pairs, genome.duplications, genome.repeats):
-        items.sort(key=lambda item: (order[item.chrom], item.start))
+        items.sort(key=lambda item: (genome.rank(item.chrom), item.start))
     return genome
 
 

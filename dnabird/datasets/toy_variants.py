@@ -94,8 +94,7 @@ def build_variants(genome: ToyGenome, peaks: list[tuple[str, int, int, str]],
                                 f"TATA:{element.name}"))
     variants += _neutral_variants(genome, neutral_positions(genome, peaks), rng)
     variants += _in_element_controls(genome, [v for v in variants if v.label == "disruptive"], rng)
-    order = list(genome.codes)
-    return sorted(variants, key=lambda v: (order.index(v.chrom), v.start))
+    return sorted(variants, key=lambda v: (genome.rank(v.chrom), v.start))
 
 
 def _neutral_variants(genome: ToyGenome, allowed: dict[str, np.ndarray],
