@@ -142,14 +142,12 @@ def run_gathered(call: AttentionCall, kernel: Kernel, max_chunk_bytes: int | Non
     bytes_per_key_block = B * b * max(k.shape[-1], Dv) * k.element_size()
     for group in _chunks(groups, bytes_per_key_block, max_chunk_bytes):
         n, c = group.key_blocks.shape
-        index = group.key_blocks.t().to(device).flatten()  # slot-major: [c·n]
-        k_g = k_t.index_select(2, index).view(B, b * c, n, -1).transpose(1, 2)  # [B, n, b·c, Dqk]
-        v_g = v_t.index_select(2, index).view(B, b * c, n, Dv).transpose(1, 2)
+        index = group.key_blocks.t().to(device).flatten()  # slot-major: [c·n]; gathered k, v: [B, n, b·c, D]
+        k_g, v_g = (x.index_select(2, index).view(B, b * c, n, -1).transpose(1, 2) for x in (k_t, v_t))
         mask = None
-        if globals_.numel():
+        if globals_.numel():  # every global token's key and value after the gathered ones
             heads = (group.rows // nb).to(device)
-            k_g = torch.cat([k_g, k[:, :, globals_].index_select(1, heads)], dim=2)
-            v_g = torch.cat([v_g, v[:, :, globals_].index_select(1, heads)], dim=2)
+            k_g, v_g = (torch.cat([g, x[:, :, globals_].index_select(1, heads)], 2) for g, x in ((k_g, k), (v_g, v)))
         if group.token_mask is not None:
             mask = group.token_mask.to(device)[None]  # [1, n, b, b·c + G]
         if group.local_extras is not None:  # per example: a global-token key is global, or local
