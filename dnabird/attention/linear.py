@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dnabird.attention.patterns import BlockLayout, Full, Pattern, _check_int
+from dnabird.attention.patterns import BlockLayout, Pattern, _check_int
 from dnabird.errors import ParameterError
 
 CAUSAL_CHUNK = 64
@@ -41,7 +41,7 @@ class LinearKernel(Pattern):
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
         if random_blocks is not None:
             raise ParameterError("random_blocks", "tensor", f"None for {type(self).__name__} (no random blocks)")
-        return Full.layout(self, num_blocks)
+        return BlockLayout.full(self.num_heads, num_blocks)
 
     def features(self, q: torch.Tensor, k: torch.Tensor, scale: float, seed: int,
                  key_padding_mask: torch.Tensor | None = None):

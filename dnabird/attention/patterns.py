@@ -35,6 +35,12 @@ class BlockLayout:
     global_rows: torch.Tensor  # bool [nb]
     key_blocks: torch.Tensor  # long [H, nb, K], -1 = unused slot
 
+    @classmethod
+    def full(cls, num_heads: int, num_blocks: int) -> BlockLayout:
+        """Full attention: `num_blocks` one-token blocks, every one a global row."""
+        return cls(1, num_blocks, torch.ones(num_blocks, dtype=torch.bool),
+                   torch.full((num_heads, num_blocks, 0), -1, dtype=torch.long))
+
     @property
     def num_heads(self) -> int:
         return self.key_blocks.shape[0]
@@ -161,8 +167,7 @@ class Full(Pattern):
         return True
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
-        return BlockLayout(1, num_blocks, torch.ones(num_blocks, dtype=torch.bool),
-                           torch.full((self.num_heads, num_blocks, 0), -1, dtype=torch.long))
+        return BlockLayout.full(self.num_heads, num_blocks)
 
 
 def _window(num_blocks: int, window_blocks: int) -> torch.Tensor:
