@@ -276,9 +276,8 @@ class Longformer(Pattern):
         if isinstance(self.dilation, list):
             object.__setattr__(self, "dilation", tuple(self.dilation))
         object.__setattr__(self, "global_positions", tuple(sorted(set(self.global_positions))))
-        _check_int("num_heads", self.num_heads)
-        _check_int("block_size", self.block_size)
-        _check_int("window", self.window)
+        for name in ("num_heads", "block_size", "window"):
+            _check_int(name, getattr(self, name))
         if self.window % 2:
             raise ParameterError("window", self.window, "an even total window (window/2 keys on each side)")
         if isinstance(self.dilation, tuple) and len(self.dilation) != self.num_heads:
