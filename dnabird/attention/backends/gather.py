@@ -117,10 +117,8 @@ def _chunks(groups: list[Group], bytes_per_key_block: int, max_chunk_bytes: int 
         cap = max(1, max_chunk_bytes // (bytes_per_key_block * group.key_blocks.shape[1]))
         pieces = -(-n // cap)
         size = -(-n // pieces)  # even chunks: 700 rows under a 240 cap → 3 × 234, not 240 + 240 + 220
-        for s in range(0, n, size):
-            mask = None if group.token_mask is None else group.token_mask[s:s + size]
-            extras = None if group.local_extras is None else group.local_extras[s:s + size]
-            chunked.append(Group(group.rows[s:s + size], group.key_blocks[s:s + size], mask, extras))
+        fields = (group.rows, group.key_blocks, group.token_mask, group.local_extras)
+        chunked += [Group(*(None if x is None else x[s:s + size] for x in fields)) for s in range(0, n, size)]
     return chunked
 
 
