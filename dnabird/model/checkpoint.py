@@ -7,6 +7,7 @@ tensor at fault. Writes go to a temporary directory that is renamed into place w
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -200,6 +201,22 @@ def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
     report = LoadReport(report.loaded, tuple(dropped), report.initialised)
     log.info("fine-tuning from %s: %s", directory, report)
     return model, report
+
+
+def read_json(path: Path):
+    """The JSON value in file `path`; `CheckpointError` naming it when that is not valid JSON."""
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"{path}: not valid JSON ({err})") from None
+
+
+def add_global_copies(tensors: dict[str, torch.Tensor], model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """`tensors` with a copy of the local Q/K/V for each Longformer global projection of `model` they lack
+    (Longformer's and LED's initialisation of global attention)."""
+    copies = {name: tensors[name.replace(".global_", ".")].clone() for name in model.state_dict()
+              if ".global_" in name and name not in tensors and name.replace(".global_", ".") in tensors}
+    return {**copies, **tensors}
 
 
 def require_file(directory: str | os.PathLike, name: str, kind: str = "checkpoint") -> Path:

@@ -28,6 +28,14 @@ STATE_POOLINGS = ("cls_state", "mean_sequence")
 POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
 
 
+def check_positive_ints(settings, names: tuple[str, ...]) -> None:
+    """`ParameterError` naming the first of the attributes `names` of `settings` that is not a positive integer."""
+    for name in names:
+        value = getattr(settings, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ParameterError(name, value, "a positive integer")
+
+
 @dataclass
 class EncoderConfig:
     """Shape and behaviour of a BERT-style encoder whose self-attention follows a sparse pattern.
@@ -134,11 +142,8 @@ class EncoderConfig:
     init: str = "bert"
 
     def __post_init__(self):
-        for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-                     "max_positions", "type_vocab_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ParameterError(name, value, "a positive integer")
+        check_positive_ints(self, ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                                   "max_positions", "type_vocab_size"))
         if self.hidden_size % self.num_heads:
             raise ParameterError("hidden_size", self.hidden_size,
                                  f"a multiple of num_heads={self.num_heads}")

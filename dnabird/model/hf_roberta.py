@@ -13,6 +13,7 @@ import dataclasses
 import torch
 
 from dnabird.errors import ConfigError, ParameterError
+from dnabird.model.checkpoint import add_global_copies
 from dnabird.model.config import EncoderConfig, merge_pattern
 from dnabird.model.heads import PretrainingModel
 from dnabird.model.hf import LAYER_NAMES, NameMap, bert_config, check_activation, embedding_names, import_model
@@ -81,13 +82,8 @@ def from_hf_roberta(source, *, attention: dict | None = None, max_positions: int
 
     def adapt(tensors: dict[str, torch.Tensor], model: PretrainingModel) -> dict[str, torch.Tensor]:
         config = model.config
-        tensors = dict(tensors)
-        tensors[POSITION_KEY] = extend_position_table(tensors[POSITION_KEY], config.position_offset,
-                                                      config.max_positions)
-        for name in model.state_dict():
-            local = name.replace(".global_", ".")
-            if ".global_" in name and name not in tensors:
-                tensors[name] = tensors[local].clone()
-        return tensors
+        tensors = {**tensors, POSITION_KEY: extend_position_table(tensors[POSITION_KEY], config.position_offset,
+                                                                  config.max_positions)}
+        return add_global_copies(tensors, model)
 
     return import_masked_lm(source, "roberta", config_from=config_from, names=roberta_names("roberta"), adapt=adapt)

@@ -24,8 +24,16 @@ from dnabird.config import build_config
 from dnabird.errors import CheckpointError, ConfigError, ParameterError
 from dnabird.io import write_text_atomic
 from dnabird.labels import IGNORE_INDEX
-from dnabird.model.checkpoint import CONFIG_FILE, WEIGHTS_FILE, load_weights, read_tensors
-from dnabird.model.config import EncoderConfig
+from dnabird.model.checkpoint import (
+    CONFIG_FILE,
+    WEIGHTS_FILE,
+    add_global_copies,
+    load_weights,
+    read_json,
+    read_tensors,
+    require_file,
+)
+from dnabird.model.config import EncoderConfig, check_positive_ints
 from dnabird.model.decoder import Decoder, DecoderCache
 from dnabird.model.encoder import Encoder, materialise
 
@@ -58,10 +66,8 @@ class Seq2SeqConfig:
     def __post_init__(self):
         if isinstance(self.encoder, dict):
             self.encoder = EncoderConfig.from_dict(self.encoder, source="encoder")
-        for name in ("decoder_layers", "decoder_heads", "decoder_intermediate_size", "max_decoder_positions"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ParameterError(name, value, "a positive integer")
+        check_positive_ints(self, ("decoder_layers", "decoder_heads", "decoder_intermediate_size",
+                                   "max_decoder_positions"))
         if self.encoder.hidden_size % self.decoder_heads:
             raise ParameterError("decoder_heads", self.decoder_heads,
                                  f"a divisor of the hidden size {self.encoder.hidden_size}")
@@ -143,26 +149,16 @@ class EncoderDecoder(nn.Module):
         return Seq2SeqOutput(loss, logits)
 
 
-def is_seq2seq_checkpoint(directory: str | os.PathLike) -> bool:
-    """Whether the checkpoint in `directory` holds an encoder-decoder (its config has decoder settings)."""
-    path = Path(directory) / CONFIG_FILE
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing from the checkpoint directory")
-    try:
-        return DECODER_KEY in json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise CheckpointError(f"{path}: not valid JSON ({err})") from None
-
-
 def read_seq2seq_config(directory: str | os.PathLike) -> Seq2SeqConfig:
     """The `Seq2SeqConfig` of an encoder-decoder checkpoint; an encoder-only checkpoint is named as such."""
-    path = Path(directory) / CONFIG_FILE
-    if not is_seq2seq_checkpoint(directory):
+    path = require_file(directory, CONFIG_FILE)
+    data = read_json(path)
+    if DECODER_KEY not in data:
         raise CheckpointError(f"{directory}: an encoder-only checkpoint (its {CONFIG_FILE} has no decoder): "
                               "summarising needs an encoder-decoder, e.g. one imported with `dnabird import-hf "
                               "--architecture led|bigbird_pegasus` or trained by the summarise task")
     try:
-        return Seq2SeqConfig.from_dict(json.loads(path.read_text()), source=str(path))
+        return Seq2SeqConfig.from_dict(data, source=str(path))
     except (ConfigError, ParameterError) as err:
         raise CheckpointError(f"{path}: invalid encoder-decoder config: {err}") from None
 
@@ -179,8 +175,6 @@ def load_seq2seq(directory: str | os.PathLike, *, attention: dict | None = None)
             {**config.encoder.to_dict(), "attention": attention}, source=f"{directory}: attention"))
     model = EncoderDecoder(config)
     if attention is not None:
-        tensors = {**{name: tensors[name.replace(".global_", ".")] for name in model.state_dict()
-                      if ".global_" in name and name not in tensors and name.replace(".global_", ".") in tensors},
-                   **tensors}
+        tensors = add_global_copies(tensors, model)
     load_weights(model, tensors, source=str(Path(directory) / WEIGHTS_FILE))
     return model
