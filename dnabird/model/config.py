@@ -69,12 +69,10 @@ class EncoderConfig:
     base_seed: root of every layer's random-block seed.
     reseed_each_step: True draws a layer's random blocks from (base_seed, layer, step) in training;
         False keeps them fixed at seed base_seed + layer (Hugging Face's training behaviour).
-    positional: position scheme: "learned" absolute embeddings added to the input (BERT, BigBird), or
-        "rotary": q and k rotated inside every attention call (RoFormer), no position table; the
-        score then depends on the relative offset only. `rotary_base` sets its slowest frequency. Or
-        "spe": stochastic positional encoding (sineSPE/convSPE, `dnabird.attention.spe`), set by `spe`;
-        no position table, q and k become R-sized codes whose expected scores follow a learned kernel of
-        the offset, with any attention type (softmax patterns or linear kernels).
+    positional: "learned" absolute embeddings added to the input (BERT, BigBird); "rotary": q and k rotated
+        in every attention call (RoFormer; `rotary_base`: its slowest frequency); or "spe": stochastic
+        positional encoding (`dnabird.attention.spe`, set by `spe`), with any attention type. The last two
+        have no position table.
     spe: the SPE settings (`positional: spe` only): kind ("sine" | "conv"), realizations (R), num_sines
         (K), kernel_size (P), gated, share_noise (one noise draw per step for all layers); the noise is a
         pure function of (base_seed, layer, step), fixed in evaluation.
@@ -82,18 +80,11 @@ class EncoderConfig:
         x = x + f(LN(x)), with a LayerNorm after the last layer. Hugging Face BigBird is post-LN only.
     mlm_transform: True for BERT's masked-LM head (dense + activation + LayerNorm before the tied
         decoder); False reads the logits off the last hidden state through the tied decoder directly.
-        A small model trained briefly learns context far faster without it: at initialisation the
-        transform is a random projection that hides the "tokens like my context" bias of tied weights.
-    pooling: the vector the sequence heads (classification, NSP) read: "cls", the pooler (dense + tanh)
-        over the [CLS] token's last hidden state (BERT, BigBird, Hugging Face); or "mean", the mean of the
-        last hidden states over the real (unpadded) tokens, no pooler (DNABERT-2's and the Nucleotide
-        Transformer's choice), which a small model fine-tuned briefly on a few thousand examples learns
-        from far faster when the label rests on motifs anywhere in the input; or "centre", the mean over the
-        `pool_tokens` tokens at the middle of the real tokens, no pooler (a label of the window's central
-        bin, as DeepSEA's, read where it lies, while attention brings in the rest of the window); or
-        "centre_max", that mean concatenated with the per-channel maximum over all real tokens (a vector of
-        2 × hidden_size: the central bin's state beside "is this pattern anywhere in the window", the read-out
-        of a label that rests on an element far from the bin, as DeepSEA's and Basset's max pooling).
+    pooling: the vector the sequence heads (classification, NSP) read (`Encoder.pool`): "cls", the pooler
+        (dense + tanh) over the [CLS] token's last hidden state (BERT, BigBird); "mean" over the real tokens,
+        no pooler (DNABERT-2, Nucleotide Transformer); "centre", the mean over the `pool_tokens` real tokens
+        at the middle (a label of the window's central bin, as DeepSEA's); "centre_max", that mean beside the
+        per-channel maximum over all real tokens (2 × hidden_size; as DeepSEA's and Basset's max pooling).
     pool_tokens: how many central tokens `pooling="centre"` or `"centre_max"` averages (0 otherwise).
     pooler_activation: the activation of the "cls" pooler: "tanh" (BERT's pooler), or "gelu" / "gelu_new"
         (the dense + activation of Hugging Face's `BigBirdForSequenceClassification` head, imported as the pooler).
@@ -101,10 +92,9 @@ class EncoderConfig:
         goes between the mean and the window's maximum (3 × hidden_size): "is this pattern near the bin"
         beside "anywhere in the window", so a long window keeps the local read-out a short window has.
     initializer_range: standard deviation of the normal weight initialisation.
-    init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird,
-        Hugging Face); "fan_in": the layers' linear maps as PyTorch's `nn.Linear` default, weights and
-        biases ~ U(±1/√fan_in), a scale that follows the width (std 0.05 at width 128, where BERT's 0.02
-        is tuned for 768), while embeddings and heads stay N(0, initializer_range).
+    init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird);
+        "fan_in": the layers' linear weights and biases ~ U(±1/√fan_in) (PyTorch's `nn.Linear` default),
+        embeddings and heads as "bert".
     """
 
     vocab_size: int = 32000

@@ -225,15 +225,10 @@ class Encoder(nn.Module):
 
     def pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None,
              pooling: str | None = None) -> torch.Tensor:
-        """The pooled vector [B, D] by `pooling` (default `config.pooling`, what the heads read; D is then
-        `config.pooled_size`): "cls", the pooler over the [CLS] state, tanh(dense(hidden[:, 0])) (tanh: the
-        config's `pooler_activation`; only an encoder with pooling "cls" has the pooler); "cls_state", the [CLS]
-        state hidden[:, 0] itself; "mean", the mean of hidden over the tokens where `attention_mask` is true (all
-        tokens without a mask); "mean_sequence", that mean without the first and last real tokens ([CLS] and
-        [SEP]); "centre", the mean over the `pool_tokens` tokens starting at n // 2 − pool_tokens // 2, n an
-        example's real tokens (clipped to them); "centre_max", that mean followed by the per-channel maximum
-        over the real tokens (with `local_max_tokens`, the maximum over that many central tokens, placed
-        alike, between the two)."""
+        """The pooled vector [B, D] by `pooling`: one of `EncoderConfig.pooling` (default the config's, what the
+        heads read; D is then `config.pooled_size`; "cls" only where the encoder has the pooler), "cls_state"
+        (the [CLS] state hidden[:, 0]) or "mean_sequence" (the mean without the first and last real tokens,
+        [CLS] and [SEP]). Real tokens: where `attention_mask` is true (all without a mask)."""
         pooling = self.config.pooling if pooling is None else pooling
         if pooling not in (*POOLINGS, *STATE_POOLINGS):
             raise ParameterError("pooling", pooling, f"one of {(*POOLINGS, *STATE_POOLINGS)}")
@@ -271,6 +266,14 @@ class Encoder(nn.Module):
             return mean
         local = [peak(central(self.config.local_max_tokens))] if self.config.local_max_tokens else []
         return torch.cat([mean, *local, peak(real)], dim=-1)
+
+
+def initialised(build, seed: int, std: float | None = None) -> nn.Module:
+    """The module `build()` makes, built on the meta device, then allocated and initialised (`materialise`)."""
+    with torch.device("meta"):
+        module = build()
+    materialise(module, seed, std)
+    return module
 
 
 @torch.no_grad()
