@@ -15,7 +15,7 @@ from torch import nn
 
 from dnabird.attention import Full, attention
 from dnabird.errors import ParameterError
-from dnabird.model.encoder import activation
+from dnabird.model.encoder import activation, embedding_output, residual
 
 
 @dataclass
@@ -87,11 +87,6 @@ class DecoderLayer(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.pre_norm = pre_norm
 
-    def _block(self, x: torch.Tensor, norm: nn.LayerNorm, block) -> torch.Tensor:
-        if self.pre_norm:
-            return x + self.dropout(block(norm(x)))
-        return norm(x + self.dropout(block(x)))
-
     def forward(self, x: torch.Tensor, encoder_kv: tuple[torch.Tensor, torch.Tensor], encoder_mask, *,
                 cache: DecoderCache | None = None, layer: int = 0) -> torch.Tensor:
         def self_attention(h):
@@ -107,9 +102,10 @@ class DecoderLayer(nn.Module):
         def cross_attention(h):
             return self.cross_attention(h, *encoder_kv, causal=False, query_offset=0, key_padding_mask=encoder_mask)
 
-        x = self._block(x, self.self_attention_norm, self_attention)
-        x = self._block(x, self.cross_attention_norm, cross_attention)
-        return self._block(x, self.ffn_norm, lambda h: self.ffn_out(self.activation(self.ffn_in(h))))
+        x = residual(x, self.self_attention_norm, self_attention, self.dropout, self.pre_norm)
+        x = residual(x, self.cross_attention_norm, cross_attention, self.dropout, self.pre_norm)
+        return residual(x, self.ffn_norm, lambda h: self.ffn_out(self.activation(self.ffn_in(h))), self.dropout,
+                        self.pre_norm)
 
 
 class Decoder(nn.Module):
@@ -152,12 +148,7 @@ class Decoder(nn.Module):
                                  f"at most the model's {self.max_positions} decoder positions")
         x = word(input_ids) * self.embedding_scale + self.position(
             torch.arange(start, start + length, device=input_ids.device))  # [B, T, H]
-        if self.embedding_norm is None:
-            x = self.dropout(x)
-        elif self.dropout_before_norm:
-            x = self.embedding_norm(self.dropout(x))
-        else:
-            x = self.dropout(self.embedding_norm(x))
+        x = embedding_output(x, self.embedding_norm, self.dropout, self.dropout_before_norm)
         if cache is not None:
             encoder_mask = cache.encoder_mask
         for index, layer in enumerate(self.layers):

@@ -56,6 +56,22 @@ def activation(name: str):
     return nn.GELU(approximate="tanh" if name == "gelu_new" else "none")
 
 
+def embedding_output(x: torch.Tensor, norm: nn.LayerNorm | None, dropout: nn.Dropout,
+                     dropout_before_norm: bool) -> torch.Tensor:
+    """Summed embeddings `x` through `dropout` and `norm` (None: no LayerNorm), dropout first with
+    `dropout_before_norm`."""
+    if norm is None:
+        return dropout(x)
+    return norm(dropout(x)) if dropout_before_norm else dropout(norm(x))
+
+
+def residual(x: torch.Tensor, norm: nn.LayerNorm, block, dropout: nn.Dropout, pre_norm: bool) -> torch.Tensor:
+    """One residual block: post-LN, x = LN(x + dropout(block(x))), or `pre_norm`, x = x + dropout(block(LN(x)))."""
+    if pre_norm:
+        return x + dropout(block(norm(x)))
+    return norm(x + dropout(block(x)))
+
+
 class Embeddings(nn.Module):
     """Token (× `embedding_scale`) + segment (+ learned position) embeddings, LayerNorm (unless
     `embedding_norm` is False) and dropout (order set by the config)."""
@@ -79,11 +95,7 @@ class Embeddings(nn.Module):
         x = self.word(input_ids) * self.config.embedding_scale + self.segment(token_type_ids)  # [B, L, H]
         if self.position is not None:
             x = x + self.position(torch.arange(offset, offset + length, device=input_ids.device))
-        if self.norm is None:
-            return self.dropout(x)
-        if self.config.embedding_dropout_before_norm:
-            return self.norm(self.dropout(x))
-        return self.dropout(self.norm(x))
+        return embedding_output(x, self.norm, self.dropout, self.config.embedding_dropout_before_norm)
 
 
 class SelfAttention(nn.Module):
@@ -147,18 +159,12 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.pre_norm = config.pre_norm
 
-    def _ffn(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.ffn_out(self.activation(self.ffn_in(x))))
-
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
                 global_mask: torch.Tensor | None = None, positional_seed: int = 0) -> torch.Tensor:
-        if self.pre_norm:
-            x = x + self.dropout(self.attention(self.attention_norm(x), mask, pattern, seed, global_mask,
-                                                positional_seed))
-            return x + self._ffn(self.ffn_norm(x))
-        x = self.attention_norm(x + self.dropout(self.attention(x, mask, pattern, seed, global_mask,
-                                                                positional_seed)))
-        return self.ffn_norm(x + self._ffn(x))
+        x = residual(x, self.attention_norm, lambda h: self.attention(h, mask, pattern, seed, global_mask,
+                                                                      positional_seed), self.dropout, self.pre_norm)
+        return residual(x, self.ffn_norm, lambda h: self.ffn_out(self.activation(self.ffn_in(h))), self.dropout,
+                        self.pre_norm)
 
 
 class Encoder(nn.Module):
