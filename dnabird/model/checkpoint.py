@@ -174,13 +174,9 @@ def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
 
 def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *, seed: int = 0,
                                 overrides: dict | None = None) -> tuple[torch.nn.Module, LoadReport]:
-    """The model of `head` (`model_for_task`: a `SequenceClassifier`, or a `SpanExtractor` for a span
-    problem) whose encoder (and [CLS] pooler, if it pools [CLS]) come from the checkpoint in `directory`.
-
-    Pretraining heads (MLM, NSP) are dropped and the new head is initialised from `seed`; the
-    returned `LoadReport` lists each group, and it is logged. `overrides` changes fields of the stored
-    `EncoderConfig` that leave the weights' shapes alone (e.g. dropout or pooling for fine-tuning).
-    """
+    """The model of `head` (`model_for_task`) whose encoder (and [CLS] pooler, if it pools [CLS]) comes from the
+    checkpoint in `directory`, its new head initialised from `seed`; and the (logged) `LoadReport`.
+    `overrides`: fields of the stored `EncoderConfig` that leave the weights' shapes alone (e.g. dropout)."""
     from dnabird.model.heads import model_for_task
 
     if not isinstance(head, TaskSpec):

@@ -50,11 +50,9 @@ class EncoderConfig:
     type_vocab_size: segment ids (2: sentence A / B).
     position_offset: first position id (0 for BERT/BigBird; padding_idx + 1 for RoBERTa/Longformer).
     pad_token_id: id of [PAD]; its embedding row starts at zero.
-    attention: the attention pattern's parameters: `type` ("bigbird_itc", "bigbird_etc", "longformer",
-        "full", or a linear kernel: "performer", "relu_linear") and that pattern's own keys (e.g.
-        block_size, window_blocks, num_random_blocks, random_mode; Performer: num_features, redraw,
-        orthogonal, epsilon; ReLU linear: epsilon); never `num_heads`, which the pattern takes from the
-        encoder. Linear kernels need attention_dropout 0 (they form no attention matrix).
+    attention: the attention pattern: `type` ("bigbird_itc", "bigbird_etc", "longformer", "full", or a linear
+        kernel: "performer", "relu_linear") and that pattern's own keys (docs/attention.md); never `num_heads`,
+        the encoder's. Linear kernels need attention_dropout 0 (they form no attention matrix).
     layer_attention: optional per-layer settings, one mapping per layer merged over `attention` (e.g.
         Longformer's window growing with depth); empty: every layer uses `attention`.
     causal: True restricts every token to itself and the tokens before it (a left-to-right language
@@ -73,9 +71,8 @@ class EncoderConfig:
         in every attention call (RoFormer; `rotary_base`: its slowest frequency); or "spe": stochastic
         positional encoding (`dnabird.attention.spe`, set by `spe`), with any attention type. The last two
         have no position table.
-    spe: the SPE settings (`positional: spe` only): kind ("sine" | "conv"), realizations (R), num_sines
-        (K), kernel_size (P), gated, share_noise (one noise draw per step for all layers); the noise is a
-        pure function of (base_seed, layer, step), fixed in evaluation.
+    spe: the SPE settings (`positional: spe` only; `dnabird.attention.spe.SPESpec`): kind ("sine" | "conv"),
+        realizations, num_sines, kernel_size, gated, share_noise (one noise draw per step for all layers).
     pre_norm: False for BERT/BigBird's post-LN blocks, x = LN(x + f(x)); True for pre-LN blocks,
         x = x + f(LN(x)), with a LayerNorm after the last layer. Hugging Face BigBird is post-LN only.
     mlm_transform: True for BERT's masked-LM head (dense + activation + LayerNorm before the tied
@@ -141,14 +138,10 @@ class EncoderConfig:
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ParameterError(name, value, "a probability in [0, 1)")
-        if self.activation not in ACTIVATIONS:
-            raise ParameterError("activation", self.activation, f"one of {ACTIVATIONS}")
-        if self.init not in INITS:
-            raise ParameterError("init", self.init, f"one of {INITS}")
-        if self.pooling not in POOLINGS:
-            raise ParameterError("pooling", self.pooling, f"one of {POOLINGS}")
-        if self.pooler_activation not in POOLER_ACTIVATIONS:
-            raise ParameterError("pooler_activation", self.pooler_activation, f"one of {POOLER_ACTIVATIONS}")
+        for name, allowed in (("activation", ACTIVATIONS), ("init", INITS), ("pooling", POOLINGS),
+                              ("pooler_activation", POOLER_ACTIVATIONS)):
+            if getattr(self, name) not in allowed:
+                raise ParameterError(name, getattr(self, name), f"one of {allowed}")
         if not isinstance(self.pool_tokens, int) or isinstance(self.pool_tokens, bool) or \
                 (self.pool_tokens < 1 if self.pooling in CENTRE_POOLINGS else self.pool_tokens != 0):
             raise ParameterError("pool_tokens", self.pool_tokens,

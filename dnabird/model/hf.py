@@ -1,20 +1,11 @@
-"""Import (and export) Hugging Face `transformers` BigBird weights.
+"""Import (and export) Hugging Face `transformers` BigBird weights, and the name tables, config translation
+and loading the other Hugging Face importers share.
 
-Accepts a `BigBirdForPreTraining` / `BigBirdForMaskedLM` / `BigBirdModel` /
-`BigBirdForSequenceClassification` object or a directory written by its `save_pretrained` (config.json +
-`model.safetensors` or `pytorch_model.bin`, read by `dnabird.model.hf_files`: tensors only, never code).
-Handles the `bert.` prefix of head models, the bare-Linear `pooler.weight`, and the decoder
-weight/bias that are tied (and absent from the saved file). Export writes the tokenizer beside the
-weights when given one (`dnabird.data.hf_tokenizer.write_hf_tokenizer_files`).
-
-Behaviour notes: imported block-sparse models use the `hf` random-block placement with seeds
-`layer index` (Hugging Face's fixed training plan); their outputs equal transformers' in train mode
-at (block-padded) lengths above (5 + 2r)·b tokens other than 1024, where
-`max_position_embeddings` = 4096 also for 3072 and 4096 tokens. Not reproduced, and warned
-about at import: transformers' switch to full attention at ≤ (5 + 2r)·b tokens, its all-zero
-random blocks in eval mode, its twice-counted block where its paper plan repeats the last
-global block (1024 tokens), and its paper plan drawn for `max_position_embeddings` tokens.
-Export refuses models whose random blocks transformers would not draw (see `to_hf_bigbird`).
+Sources are model objects or `save_pretrained` directories (read by `dnabird.model.hf_files`: tensors only,
+never code). Imported block-sparse models use transformers' fixed random blocks (`random_mode: hf`, layer i
+seeded with i); their outputs equal transformers' in train mode, at (block-padded) lengths above
+(5 + 2r)·b tokens other than 1024 (and 3072 and 4096 only where `max_position_embeddings` is 4096): the
+cases `block_sparse_differences` states, logged at import.
 """
 
 from __future__ import annotations
@@ -350,16 +341,11 @@ def random_block_mismatches(config: EncoderConfig) -> list[str]:
 
 def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, strict: bool = True,
                   tokenizer=None) -> Path:
-    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors; a model without
-    an NSP head as `BigBirdForMaskedLM`), with `tokenizer` (a dnabird DNA tokenizer) as `tokenizer.json` +
-    `special_tokens_map.json` + `tokenizer_config.json`, so that transformers' `AutoTokenizer` and
-    `BigBirdForMaskedLM.from_pretrained` on the directory give dnabird's ids and logits.
+    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors; without an NSP
+    head as `BigBirdForMaskedLM`), with `tokenizer` (a dnabird DNA tokenizer) as transformers' tokenizer files.
 
-    Only ITC (3-block window) and full patterns have a Hugging Face equivalent. transformers draws
-    its own random blocks: a block-sparse model is refused unless it uses the same ones (random_mode
-    'hf', reseed_each_step=False, base_seed=0); `strict=False` exports it anyway, with a warning,
-    and transformers' outputs will differ. Even then block-sparse outputs match only in train mode
-    (see the module notes).
+    Only ITC (3-block window) and full patterns export. A block-sparse model whose random blocks transformers
+    would not draw (`random_block_mismatches`) is refused; `strict=False` exports it with a warning.
     """
     hf_config = hf_config_dict(model.config)
     mismatches = random_block_mismatches(model.config)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from dnabird.errors import CheckpointError
+from dnabird.errors import CheckpointError, ParameterError
 from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import EncoderConfig
 from dnabird.model.hf import NameMap, import_model
@@ -105,7 +105,6 @@ def save_imported(model: EncoderDecoder, tokenizer_source: str | os.PathLike, ou
 def import_encoder_decoder(architecture: str, source: str | os.PathLike, output: str | os.PathLike) -> EncoderDecoder:
     """Import a Hugging Face directory of `architecture` ("led" or "bigbird_pegasus") with its tokenizer into
     the dnabird checkpoint `output`; returns the model."""
-    from dnabird.errors import ParameterError
     from dnabird.model.hf_bigbird_pegasus import from_hf_bigbird_pegasus
     from dnabird.model.hf_led import from_hf_led
 

@@ -1,11 +1,7 @@
 """The encoder-decoder (LED, BigBird-Pegasus, or one trained here): the `Encoder` with any attention pattern
 of the core, a `Decoder` of causal self-attention and cross-attention, word embeddings shared by both and tied
-to the output layer (plus a fixed per-token logits bias, BART's `final_logits_bias`).
-
-`Seq2SeqConfig` holds the encoder's `EncoderConfig` and the decoder's own sizes; the decoder shares the
-encoder's width, vocabulary, activation, LayerNorm placement and epsilon, embedding scale and norm, dropout,
-attention bias and initialisation. A checkpoint directory holds it as `config.json`
-(`save_checkpoint`); `load_seq2seq` reads one back and names an encoder-only checkpoint as such.
+to the output layer (plus a fixed per-token logits bias, BART's `final_logits_bias`). A checkpoint directory
+holds its `Seq2SeqConfig` as `config.json`; `load_seq2seq` reads one back.
 """
 
 from __future__ import annotations
@@ -44,10 +40,8 @@ DECODER_KEY = "decoder_layers"  # the config.json key that marks an encoder-deco
 class Seq2SeqConfig:
     """An encoder-decoder's settings.
 
-    encoder: the encoder's `EncoderConfig` (any pattern; not causal; pooling other than "cls": there is no
-        pooler). The decoder takes its width, vocabulary, activation, pre_norm, layer_norm_eps,
-        embedding_norm, embedding_scale, embedding_dropout_before_norm, dropout, attention_dropout,
-        attention_bias and initializer_range.
+    encoder: the encoder's `EncoderConfig` (not causal; no "cls" pooling: there is no pooler), whose width,
+        vocabulary, LayerNorm, embedding, dropout, bias and initialisation settings the decoder shares.
     decoder_layers, decoder_heads, decoder_intermediate_size: the decoder's depth, heads and feed-forward width.
     max_decoder_positions: rows of the decoder's learned position table (the longest output + its start token).
     decoder_start_token_id: the token the decoder starts from; eos_token_id: the token that ends an output.
