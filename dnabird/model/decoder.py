@@ -15,7 +15,7 @@ from torch import nn
 
 from dnabird.attention import Full, attention
 from dnabird.errors import ParameterError
-from dnabird.model.encoder import activation, embedding_output, residual
+from dnabird.model.encoder import activation, embedding_output, merge_heads, residual, split_heads
 
 
 @dataclass
@@ -44,29 +44,24 @@ class DecoderAttention(nn.Module):
 
     def __init__(self, hidden: int, heads: int, bias: bool, dropout: float):
         super().__init__()
-        self.heads, self.head_size, self.dropout = heads, hidden // heads, dropout
+        self.heads, self.dropout = heads, dropout
         self.query = nn.Linear(hidden, hidden, bias=bias)
         self.key = nn.Linear(hidden, hidden, bias=bias)
         self.value = nn.Linear(hidden, hidden, bias=bias)
         self.output = nn.Linear(hidden, hidden, bias=bias)
         self.pattern = Full(heads)
 
-    def _heads(self, x: torch.Tensor) -> torch.Tensor:
-        batch, length, _ = x.shape
-        return x.view(batch, length, self.heads, self.head_size).transpose(1, 2)  # [B, nh, L, hd]
-
     def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The keys and values of states `x` [B, L, H], each [B, nh, L, hd]."""
-        return self._heads(self.key(x)), self._heads(self.value(x))
+        return split_heads(self.key(x), self.heads), split_heads(self.value(x), self.heads)
 
     def forward(self, x: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, *, causal: bool,
                 query_offset: int | None, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """x [B, T, H] attends over `keys`, `values` [B, nh, K, hd]; see `attention` for `query_offset`."""
         dropout_p = self.dropout if self.training else 0.0
-        y = attention(self._heads(self.query(x)), keys, values, self.pattern, causal=causal, dropout_p=dropout_p,
-                      key_padding_mask=key_padding_mask, query_offset=query_offset)  # [B, nh, T, hd]
-        batch, _, length, _ = y.shape
-        return self.output(y.transpose(1, 2).reshape(batch, length, self.heads * self.head_size))
+        y = attention(split_heads(self.query(x), self.heads), keys, values, self.pattern, causal=causal,
+                      dropout_p=dropout_p, key_padding_mask=key_padding_mask, query_offset=query_offset)
+        return self.output(merge_heads(y))  # y: [B, nh, T, hd]
 
 
 class DecoderLayer(nn.Module):

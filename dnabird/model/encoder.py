@@ -56,6 +56,17 @@ def activation(name: str):
     return nn.GELU(approximate="tanh" if name == "gelu_new" else "none")
 
 
+def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """[B, L, H] → [B, nh, L, hd]."""
+    batch, length, hidden = x.shape
+    return x.view(batch, length, heads, hidden // heads).transpose(1, 2)
+
+
+def merge_heads(y: torch.Tensor) -> torch.Tensor:
+    """[B, nh, L, hd] → [B, L, H]."""
+    return y.transpose(1, 2).flatten(2)
+
+
 def embedding_output(x: torch.Tensor, norm: nn.LayerNorm | None, dropout: nn.Dropout,
                      dropout_before_norm: bool) -> torch.Tensor:
     """Summed embeddings `x` through `dropout` and `norm` (None: no LayerNorm), dropout first with
@@ -123,25 +134,19 @@ class SelfAttention(nn.Module):
             self.global_key = nn.Linear(hidden, hidden, bias=bias)
             self.global_value = nn.Linear(hidden, hidden, bias=bias)
 
-    def _heads(self, x: torch.Tensor) -> torch.Tensor:
-        batch, length, _ = x.shape
-        x = x.view(batch, length, self.config.num_heads, self.config.head_size)  # [B, L, nh, hd]
-        return x.transpose(1, 2)  # [B, nh, L, hd]
-
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
                 global_mask: torch.Tensor | None = None, positional_seed: int = 0) -> torch.Tensor:
-        q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
+        heads = self.config.num_heads
+        q, k, v = (split_heads(proj(x), heads) for proj in (self.query, self.key, self.value))
         global_qkv = None
         if self.has_global_projections and (pattern.global_positions or global_mask is not None):
-            global_qkv = tuple(self._heads(proj(x)) for proj in (self.global_query, self.global_key,
-                                                                 self.global_value))
+            global_qkv = tuple(split_heads(proj(x), heads) for proj in (self.global_query, self.global_key,
+                                                                        self.global_value))
         dropout_p = self.config.attention_dropout if self.training else 0.0
         y = attention(q, k, v, pattern, key_padding_mask=mask, seed=seed, dropout_p=dropout_p,
                       causal=self.config.causal, global_qkv=global_qkv, global_mask=global_mask,
                       positional=self.positional if self.spe is None else self.spe.bind(positional_seed))
-        # y: [B, nh, L, hd]
-        batch, _, length, _ = y.shape
-        return self.output(y.transpose(1, 2).reshape(batch, length, self.config.hidden_size))
+        return self.output(merge_heads(y))  # y: [B, nh, L, hd]
 
 
 class EncoderLayer(nn.Module):
