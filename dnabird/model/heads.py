@@ -1,11 +1,6 @@
-"""Heads on the encoder: masked LM (tied decoder), next-sentence prediction, sequence classification,
-causal language modelling and answer spans.
-
-`PretrainingModel` = encoder + MLM (+ NSP, BERT's summed loss; `nsp=False` for MLM only, RoBERTa style);
-`SequenceClassifier` = encoder + a linear layer on the pooled vector ([CLS] or mean, `config.pooling`; binary,
-multi-class or multi-label); `CausalLanguageModel` = causal encoder + LM head (next-token logits);
-`SpanExtractor` = encoder + a start and an end logit per token (extractive question answering).
-"""
+"""Heads on the encoder: masked LM (tied decoder) and next-sentence prediction (`PretrainingModel`), sequence
+classification (`SequenceClassifier`), causal language modelling (`CausalLanguageModel`) and answer spans
+(`SpanExtractor`)."""
 
 from __future__ import annotations
 

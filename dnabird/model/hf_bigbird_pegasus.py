@@ -3,9 +3,7 @@
 BigBird-Pegasus is Pegasus (pre-LN blocks, word embeddings × √d_model, no LayerNorm after the embeddings, a
 final LayerNorm on each side, learned positions here) with BigBird ITC block-sparse self-attention in the
 encoder, and no biases in its attention projections (`use_bias=False`; the encoder's attention output bias
-loads as zeros). Its random blocks follow transformers' placement (`random_mode: hf`, layer i seeded with i),
-so its encoder equals transformers' in the settings `dnabird.model.hf` states for BigBird: train mode, at
-lengths above (5 + 2r)·b tokens other than 1024 (see `block_sparse_differences`, logged at import).
+loads as zeros). Its block-sparse encoder matches transformers' where BigBird's does (`bigbird_attention`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Import Hugging Face `transformers` Longformer weights (`LongformerForMaskedLM` / `LongformerModel`).
 
-Longformer is RoBERTa-shaped: positions start at padding_idx + 1, embedding dropout follows the
-LayerNorm, and each layer carries separate global Q/K/V projections. Global tokens are chosen per
-call (`Encoder.forward(..., global_positions=...)` or per example with `global_attention_mask`). A
-per-layer `attention_window` becomes `layer_attention`. The model has no NSP head (MLM only); the pooler
-stays freshly initialised when the source has none.
+Longformer is RoBERTa-shaped (`roberta_config`) with separate global Q/K/V projections in each layer; global
+tokens are chosen per call (`Encoder.forward`'s `global_positions`, `global_attention_mask`). MLM head only; the
+pooler stays freshly initialised when the source has none.
 """
 
 from __future__ import annotations
