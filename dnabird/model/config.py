@@ -53,17 +53,13 @@ class EncoderConfig:
     attention: the attention pattern: `type` ("bigbird_itc", "bigbird_etc", "longformer", "full", or a linear
         kernel: "performer", "relu_linear") and that pattern's own keys (docs/attention.md); never `num_heads`,
         the encoder's. Linear kernels need attention_dropout 0 (they form no attention matrix).
-    layer_attention: optional per-layer settings, one mapping per layer merged over `attention` (e.g.
-        Longformer's window growing with depth); empty: every layer uses `attention`.
-    causal: True restricts every token to itself and the tokens before it (a left-to-right language
-        model); only patterns with a causal form ("full", "longformer") allow it.
+    layer_attention: one mapping per layer merged over `attention` (e.g. a window growing with depth), or empty.
+    causal: True restricts every token to itself and the tokens before it (a left-to-right language model);
+        only patterns with a causal form ("full", "longformer", linear kernels) allow it.
     attention_bias: whether the Q/K/V projections carry a bias (Hugging Face `use_bias`).
-    embedding_dropout_before_norm: True applies embedding dropout before the LayerNorm (Hugging Face
-        BigBird), False after it (BERT).
-    embedding_norm: False leaves out the embeddings' LayerNorm (Pegasus and BigBird-Pegasus: pre-LN blocks
-        normalise their own inputs).
-    embedding_scale: the word embeddings are multiplied by this before the sum (√hidden_size for Pegasus
-        and BigBird-Pegasus, `scale_embedding`; 1 for BERT, BigBird, Longformer, LED).
+    embedding_dropout_before_norm: embedding dropout before the LayerNorm (Hugging Face BigBird), else after.
+    embedding_norm: False leaves out the embeddings' LayerNorm (Pegasus, BigBird-Pegasus: pre-LN blocks).
+    embedding_scale: factor on the word embeddings (√hidden_size for Pegasus and BigBird-Pegasus, else 1).
     base_seed: root of every layer's random-block seed.
     reseed_each_step: True draws a layer's random blocks from (base_seed, layer, step) in training;
         False keeps them fixed at seed base_seed + layer (Hugging Face's training behaviour).
@@ -83,11 +79,10 @@ class EncoderConfig:
         at the middle (a label of the window's central bin, as DeepSEA's); "centre_max", that mean beside the
         per-channel maximum over all real tokens (2 × hidden_size; as DeepSEA's and Basset's max pooling).
     pool_tokens: how many central tokens `pooling="centre"` or `"centre_max"` averages (0 otherwise).
-    pooler_activation: the activation of the "cls" pooler: "tanh" (BERT's pooler), or "gelu" / "gelu_new"
-        (the dense + activation of Hugging Face's `BigBirdForSequenceClassification` head, imported as the pooler).
+    pooler_activation: the "cls" pooler's activation: "tanh" (BERT), or "gelu" / "gelu_new" (an imported
+        `BigBirdForSequenceClassification` head's).
     local_max_tokens: `"centre_max"` only: when > 0, the per-channel maximum over this many central tokens
-        goes between the mean and the window's maximum (3 × hidden_size): "is this pattern near the bin"
-        beside "anywhere in the window", so a long window keeps the local read-out a short window has.
+        goes between the mean and the window's maximum (3 × hidden_size).
     initializer_range: standard deviation of the normal weight initialisation.
     init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird);
         "fan_in": the layers' linear weights and biases ~ U(±1/√fan_in) (PyTorch's `nn.Linear` default),

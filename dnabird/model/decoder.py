@@ -66,21 +66,22 @@ class DecoderAttention(nn.Module):
 
 class DecoderLayer(nn.Module):
     """Self-attention, cross-attention and feed-forward blocks, post-LN (BART, LED: x = LN(x + f(x))) or
-    pre-LN (Pegasus, BigBird-Pegasus: x = x + f(LN(x)))."""
+    pre-LN (Pegasus, BigBird-Pegasus: x = x + f(LN(x))); sizes and settings from a `Seq2SeqConfig`."""
 
-    def __init__(self, hidden: int, heads: int, intermediate: int, *, act: str, eps: float, bias: bool,
-                 dropout: float, attention_dropout: float, pre_norm: bool):
+    def __init__(self, config):
         super().__init__()
-        self.self_attention = DecoderAttention(hidden, heads, bias, attention_dropout)
+        shared, heads, intermediate = config.encoder, config.decoder_heads, config.decoder_intermediate_size
+        hidden, eps = shared.hidden_size, shared.layer_norm_eps
+        self.self_attention = DecoderAttention(hidden, heads, shared.attention_bias, shared.attention_dropout)
         self.self_attention_norm = nn.LayerNorm(hidden, eps=eps)
-        self.cross_attention = DecoderAttention(hidden, heads, bias, attention_dropout)
+        self.cross_attention = DecoderAttention(hidden, heads, shared.attention_bias, shared.attention_dropout)
         self.cross_attention_norm = nn.LayerNorm(hidden, eps=eps)
         self.ffn_in = nn.Linear(hidden, intermediate)
-        self.activation = activation(act)
+        self.activation = activation(shared.activation)
         self.ffn_out = nn.Linear(intermediate, hidden)
         self.ffn_norm = nn.LayerNorm(hidden, eps=eps)
-        self.dropout = nn.Dropout(dropout)
-        self.pre_norm = pre_norm
+        self.dropout = nn.Dropout(shared.dropout)
+        self.pre_norm = shared.pre_norm
 
     def forward(self, x: torch.Tensor, encoder_kv: tuple[torch.Tensor, torch.Tensor], encoder_mask, *,
                 cache: DecoderCache | None = None, layer: int = 0) -> torch.Tensor:
@@ -105,21 +106,20 @@ class DecoderLayer(nn.Module):
 
 class Decoder(nn.Module):
     """Learned positions added to the (shared, scaled) word embeddings, an optional LayerNorm, the layers and,
-    pre-LN, a final LayerNorm. The word embeddings are the encoder's, passed in (`word`)."""
+    pre-LN, a final LayerNorm, as a `Seq2SeqConfig` sets them (the decoder shares the encoder's width, LayerNorm,
+    embedding, dropout, bias and activation settings). The word embeddings are the encoder's, passed in (`word`)."""
 
-    def __init__(self, *, layers: int, hidden: int, heads: int, intermediate: int, max_positions: int, act: str,
-                 eps: float, bias: bool, dropout: float, attention_dropout: float, pre_norm: bool,
-                 embedding_norm: bool, embedding_scale: float, dropout_before_norm: bool):
+    def __init__(self, config):
         super().__init__()
-        self.heads, self.head_size, self.max_positions = heads, hidden // heads, max_positions
-        self.embedding_scale, self.dropout_before_norm = embedding_scale, dropout_before_norm
-        self.position = nn.Embedding(max_positions, hidden)
-        self.embedding_norm = nn.LayerNorm(hidden, eps=eps) if embedding_norm else None
-        self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(
-            DecoderLayer(hidden, heads, intermediate, act=act, eps=eps, bias=bias, dropout=dropout,
-                         attention_dropout=attention_dropout, pre_norm=pre_norm) for _ in range(layers))
-        self.final_norm = nn.LayerNorm(hidden, eps=eps) if pre_norm else None
+        shared, hidden = config.encoder, config.encoder.hidden_size
+        self.heads, self.head_size = config.decoder_heads, hidden // config.decoder_heads
+        self.max_positions = config.max_decoder_positions
+        self.embedding_scale, self.dropout_before_norm = shared.embedding_scale, shared.embedding_dropout_before_norm
+        self.position = nn.Embedding(self.max_positions, hidden)
+        self.embedding_norm = nn.LayerNorm(hidden, eps=shared.layer_norm_eps) if shared.embedding_norm else None
+        self.dropout = nn.Dropout(shared.dropout)
+        self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.decoder_layers))
+        self.final_norm = nn.LayerNorm(hidden, eps=shared.layer_norm_eps) if shared.pre_norm else None
 
     def new_cache(self, encoder_hidden: torch.Tensor, encoder_mask: torch.Tensor | None,
                   capacity: int) -> DecoderCache:

@@ -103,13 +103,7 @@ class EncoderDecoder(nn.Module):
         self.config = config
         encoder = config.encoder
         self.encoder = Encoder(encoder, seed=seed)
-        self.decoder = initialised(lambda: Decoder(
-            layers=config.decoder_layers, hidden=encoder.hidden_size, heads=config.decoder_heads,
-            intermediate=config.decoder_intermediate_size, max_positions=config.max_decoder_positions,
-            act=encoder.activation, eps=encoder.layer_norm_eps, bias=encoder.attention_bias,
-            dropout=encoder.dropout, attention_dropout=encoder.attention_dropout, pre_norm=encoder.pre_norm,
-            embedding_norm=encoder.embedding_norm, embedding_scale=encoder.embedding_scale,
-            dropout_before_norm=encoder.embedding_dropout_before_norm), seed + 1, encoder.initializer_range)
+        self.decoder = initialised(lambda: Decoder(config), seed + 1, encoder.initializer_range)
         self.register_buffer("logits_bias", torch.zeros(encoder.vocab_size))
 
     @property
