@@ -316,11 +316,9 @@ def materialise(module: nn.Module, seed: int, std: float | None = None) -> None:
                 for param in (linear.weight, linear.bias):
                     if param is not None:
                         param.uniform_(-bound, bound, generator=generator)
-    for sub in module.modules():  # after every other draw: models without SPE initialise as before
-        if isinstance(sub, SelfAttention) and sub.spe is not None:
+    for sub in (sub for sub in module.modules() if isinstance(sub, SelfAttention)):
+        if sub.spe is not None:  # after every other draw: models without SPE initialise as before
             sub.spe.reset_parameters(generator)
-    for sub in module.modules():
-        if isinstance(sub, SelfAttention) and sub.has_global_projections:
-            for local, global_ in ((sub.query, sub.global_query), (sub.key, sub.global_key),
-                                   (sub.value, sub.global_value)):
-                global_.load_state_dict(local.state_dict())
+        if sub.has_global_projections:
+            for name in ("query", "key", "value"):
+                getattr(sub, f"global_{name}").load_state_dict(getattr(sub, name).state_dict())
