@@ -62,10 +62,7 @@ class _Stepper:
 
 def _cut(tokens: torch.Tensor, eos: int) -> list[list[int]]:
     """Each row up to and including its first end token."""
-    out = []
-    for row in tokens.tolist():
-        out.append(row[:row.index(eos) + 1] if eos in row else row)
-    return out
+    return [row[:row.index(eos) + 1] if eos in row else row for row in tokens.tolist()]
 
 
 @torch.no_grad()

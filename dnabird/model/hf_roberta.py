@@ -73,12 +73,8 @@ def from_hf_roberta(source, *, attention: dict | None = None, max_positions: int
     """
     def config_from(hf: dict) -> EncoderConfig:
         config = config_from_roberta(hf)
-        changes = {}
-        if attention is not None:
-            changes["attention"] = merge_pattern(config.attention, attention)
-        if max_positions is not None:
-            changes["max_positions"] = max_positions
-        return dataclasses.replace(config, **changes)
+        return dataclasses.replace(config, attention=merge_pattern(config.attention, attention or {}),
+                                   max_positions=config.max_positions if max_positions is None else max_positions)
 
     def adapt(tensors: dict[str, torch.Tensor], model: PretrainingModel) -> dict[str, torch.Tensor]:
         config = model.config
