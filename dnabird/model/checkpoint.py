@@ -7,6 +7,7 @@ tensor at fault. Writes go to a temporary directory that is renamed into place w
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -173,13 +174,9 @@ def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
 
 def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *, seed: int = 0,
                                 overrides: dict | None = None) -> tuple[torch.nn.Module, LoadReport]:
-    """The model of `head` (`model_for_task`: a `SequenceClassifier`, or a `SpanExtractor` for a span
-    problem) whose encoder (and [CLS] pooler, if it pools [CLS]) come from the checkpoint in `directory`.
-
-    Pretraining heads (MLM, NSP) are dropped and the new head is initialised from `seed`; the
-    returned `LoadReport` lists each group, and it is logged. `overrides` changes fields of the stored
-    `EncoderConfig` that leave the weights' shapes alone (e.g. dropout or pooling for fine-tuning).
-    """
+    """The model of `head` (`model_for_task`) whose encoder (and [CLS] pooler, if it pools [CLS]) comes from the
+    checkpoint in `directory`, its new head initialised from `seed`; and the (logged) `LoadReport`.
+    `overrides`: fields of the stored `EncoderConfig` that leave the weights' shapes alone (e.g. dropout)."""
     from dnabird.model.heads import model_for_task
 
     if not isinstance(head, TaskSpec):
@@ -200,6 +197,22 @@ def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
     report = LoadReport(report.loaded, tuple(dropped), report.initialised)
     log.info("fine-tuning from %s: %s", directory, report)
     return model, report
+
+
+def read_json(path: Path):
+    """The JSON value in file `path`; `CheckpointError` naming it when that is not valid JSON."""
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"{path}: not valid JSON ({err})") from None
+
+
+def add_global_copies(tensors: dict[str, torch.Tensor], model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """`tensors` with a copy of the local Q/K/V for each Longformer global projection of `model` they lack
+    (Longformer's and LED's initialisation of global attention)."""
+    copies = {name: tensors[name.replace(".global_", ".")].clone() for name in model.state_dict()
+              if ".global_" in name and name not in tensors and name.replace(".global_", ".") in tensors}
+    return {**copies, **tensors}
 
 
 def require_file(directory: str | os.PathLike, name: str, kind: str = "checkpoint") -> Path:

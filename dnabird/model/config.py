@@ -28,6 +28,14 @@ STATE_POOLINGS = ("cls_state", "mean_sequence")
 POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
 
 
+def check_positive_ints(settings, names: tuple[str, ...]) -> None:
+    """`ParameterError` naming the first of the attributes `names` of `settings` that is not a positive integer."""
+    for name in names:
+        value = getattr(settings, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ParameterError(name, value, "a positive integer")
+
+
 @dataclass
 class EncoderConfig:
     """Shape and behaviour of a BERT-style encoder whose self-attention follows a sparse pattern.
@@ -42,61 +50,43 @@ class EncoderConfig:
     type_vocab_size: segment ids (2: sentence A / B).
     position_offset: first position id (0 for BERT/BigBird; padding_idx + 1 for RoBERTa/Longformer).
     pad_token_id: id of [PAD]; its embedding row starts at zero.
-    attention: the attention pattern's parameters: `type` ("bigbird_itc", "bigbird_etc", "longformer",
-        "full", or a linear kernel: "performer", "relu_linear") and that pattern's own keys (e.g.
-        block_size, window_blocks, num_random_blocks, random_mode; Performer: num_features, redraw,
-        orthogonal, epsilon; ReLU linear: epsilon); never `num_heads`, which the pattern takes from the
-        encoder. Linear kernels need attention_dropout 0 (they form no attention matrix).
-    layer_attention: optional per-layer settings, one mapping per layer merged over `attention` (e.g.
-        Longformer's window growing with depth); empty: every layer uses `attention`.
-    causal: True restricts every token to itself and the tokens before it (a left-to-right language
-        model); only patterns with a causal form ("full", "longformer") allow it.
+    attention: the attention pattern: `type` ("bigbird_itc", "bigbird_etc", "longformer", "full", or a linear
+        kernel: "performer", "relu_linear") and that pattern's own keys (docs/attention.md); never `num_heads`,
+        the encoder's. Linear kernels need attention_dropout 0 (they form no attention matrix).
+    layer_attention: one mapping per layer merged over `attention` (e.g. a window growing with depth), or empty.
+    causal: True restricts every token to itself and the tokens before it (a left-to-right language model);
+        only patterns with a causal form ("full", "longformer", linear kernels) allow it.
     attention_bias: whether the Q/K/V projections carry a bias (Hugging Face `use_bias`).
-    embedding_dropout_before_norm: True applies embedding dropout before the LayerNorm (Hugging Face
-        BigBird), False after it (BERT).
-    embedding_norm: False leaves out the embeddings' LayerNorm (Pegasus and BigBird-Pegasus: pre-LN blocks
-        normalise their own inputs).
-    embedding_scale: the word embeddings are multiplied by this before the sum (√hidden_size for Pegasus
-        and BigBird-Pegasus, `scale_embedding`; 1 for BERT, BigBird, Longformer, LED).
+    embedding_dropout_before_norm: embedding dropout before the LayerNorm (Hugging Face BigBird), else after.
+    embedding_norm: False leaves out the embeddings' LayerNorm (Pegasus, BigBird-Pegasus: pre-LN blocks).
+    embedding_scale: factor on the word embeddings (√hidden_size for Pegasus and BigBird-Pegasus, else 1).
     base_seed: root of every layer's random-block seed.
     reseed_each_step: True draws a layer's random blocks from (base_seed, layer, step) in training;
         False keeps them fixed at seed base_seed + layer (Hugging Face's training behaviour).
-    positional: position scheme: "learned" absolute embeddings added to the input (BERT, BigBird), or
-        "rotary": q and k rotated inside every attention call (RoFormer), no position table; the
-        score then depends on the relative offset only. `rotary_base` sets its slowest frequency. Or
-        "spe": stochastic positional encoding (sineSPE/convSPE, `dnabird.attention.spe`), set by `spe`;
-        no position table, q and k become R-sized codes whose expected scores follow a learned kernel of
-        the offset, with any attention type (softmax patterns or linear kernels).
-    spe: the SPE settings (`positional: spe` only): kind ("sine" | "conv"), realizations (R), num_sines
-        (K), kernel_size (P), gated, share_noise (one noise draw per step for all layers); the noise is a
-        pure function of (base_seed, layer, step), fixed in evaluation.
+    positional: "learned" absolute embeddings added to the input (BERT, BigBird); "rotary": q and k rotated
+        in every attention call (RoFormer; `rotary_base`: its slowest frequency); or "spe": stochastic
+        positional encoding (`dnabird.attention.spe`, set by `spe`), with any attention type. The last two
+        have no position table.
+    spe: the SPE settings (`positional: spe` only; `dnabird.attention.spe.SPESpec`): kind ("sine" | "conv"),
+        realizations, num_sines, kernel_size, gated, share_noise (one noise draw per step for all layers).
     pre_norm: False for BERT/BigBird's post-LN blocks, x = LN(x + f(x)); True for pre-LN blocks,
         x = x + f(LN(x)), with a LayerNorm after the last layer. Hugging Face BigBird is post-LN only.
     mlm_transform: True for BERT's masked-LM head (dense + activation + LayerNorm before the tied
         decoder); False reads the logits off the last hidden state through the tied decoder directly.
-        A small model trained briefly learns context far faster without it: at initialisation the
-        transform is a random projection that hides the "tokens like my context" bias of tied weights.
-    pooling: the vector the sequence heads (classification, NSP) read: "cls", the pooler (dense + tanh)
-        over the [CLS] token's last hidden state (BERT, BigBird, Hugging Face); or "mean", the mean of the
-        last hidden states over the real (unpadded) tokens, no pooler (DNABERT-2's and the Nucleotide
-        Transformer's choice), which a small model fine-tuned briefly on a few thousand examples learns
-        from far faster when the label rests on motifs anywhere in the input; or "centre", the mean over the
-        `pool_tokens` tokens at the middle of the real tokens, no pooler (a label of the window's central
-        bin, as DeepSEA's, read where it lies, while attention brings in the rest of the window); or
-        "centre_max", that mean concatenated with the per-channel maximum over all real tokens (a vector of
-        2 × hidden_size: the central bin's state beside "is this pattern anywhere in the window", the read-out
-        of a label that rests on an element far from the bin, as DeepSEA's and Basset's max pooling).
+    pooling: the vector the sequence heads (classification, NSP) read (`Encoder.pool`): "cls", the pooler
+        (dense + tanh) over the [CLS] token's last hidden state (BERT, BigBird); "mean" over the real tokens,
+        no pooler (DNABERT-2, Nucleotide Transformer); "centre", the mean over the `pool_tokens` real tokens
+        at the middle (a label of the window's central bin, as DeepSEA's); "centre_max", that mean beside the
+        per-channel maximum over all real tokens (2 × hidden_size; as DeepSEA's and Basset's max pooling).
     pool_tokens: how many central tokens `pooling="centre"` or `"centre_max"` averages (0 otherwise).
-    pooler_activation: the activation of the "cls" pooler: "tanh" (BERT's pooler), or "gelu" / "gelu_new"
-        (the dense + activation of Hugging Face's `BigBirdForSequenceClassification` head, imported as the pooler).
+    pooler_activation: the "cls" pooler's activation: "tanh" (BERT), or "gelu" / "gelu_new" (an imported
+        `BigBirdForSequenceClassification` head's).
     local_max_tokens: `"centre_max"` only: when > 0, the per-channel maximum over this many central tokens
-        goes between the mean and the window's maximum (3 × hidden_size): "is this pattern near the bin"
-        beside "anywhere in the window", so a long window keeps the local read-out a short window has.
+        goes between the mean and the window's maximum (3 × hidden_size).
     initializer_range: standard deviation of the normal weight initialisation.
-    init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird,
-        Hugging Face); "fan_in": the layers' linear maps as PyTorch's `nn.Linear` default, weights and
-        biases ~ U(±1/√fan_in), a scale that follows the width (std 0.05 at width 128, where BERT's 0.02
-        is tuned for 768), while embeddings and heads stay N(0, initializer_range).
+    init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird);
+        "fan_in": the layers' linear weights and biases ~ U(±1/√fan_in) (PyTorch's `nn.Linear` default),
+        embeddings and heads as "bert".
     """
 
     vocab_size: int = 32000
@@ -134,11 +124,8 @@ class EncoderConfig:
     init: str = "bert"
 
     def __post_init__(self):
-        for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-                     "max_positions", "type_vocab_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ParameterError(name, value, "a positive integer")
+        check_positive_ints(self, ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
+                                   "max_positions", "type_vocab_size"))
         if self.hidden_size % self.num_heads:
             raise ParameterError("hidden_size", self.hidden_size,
                                  f"a multiple of num_heads={self.num_heads}")
@@ -146,14 +133,10 @@ class EncoderConfig:
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ParameterError(name, value, "a probability in [0, 1)")
-        if self.activation not in ACTIVATIONS:
-            raise ParameterError("activation", self.activation, f"one of {ACTIVATIONS}")
-        if self.init not in INITS:
-            raise ParameterError("init", self.init, f"one of {INITS}")
-        if self.pooling not in POOLINGS:
-            raise ParameterError("pooling", self.pooling, f"one of {POOLINGS}")
-        if self.pooler_activation not in POOLER_ACTIVATIONS:
-            raise ParameterError("pooler_activation", self.pooler_activation, f"one of {POOLER_ACTIVATIONS}")
+        for name, allowed in (("activation", ACTIVATIONS), ("init", INITS), ("pooling", POOLINGS),
+                              ("pooler_activation", POOLER_ACTIVATIONS)):
+            if getattr(self, name) not in allowed:
+                raise ParameterError(name, getattr(self, name), f"one of {allowed}")
         if not isinstance(self.pool_tokens, int) or isinstance(self.pool_tokens, bool) or \
                 (self.pool_tokens < 1 if self.pooling in CENTRE_POOLINGS else self.pool_tokens != 0):
             raise ParameterError("pool_tokens", self.pool_tokens,

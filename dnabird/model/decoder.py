@@ -15,7 +15,7 @@ from torch import nn
 
 from dnabird.attention import Full, attention
 from dnabird.errors import ParameterError
-from dnabird.model.encoder import activation
+from dnabird.model.encoder import activation, embedding_output, merge_heads, residual, split_heads
 
 
 @dataclass
@@ -44,53 +44,44 @@ class DecoderAttention(nn.Module):
 
     def __init__(self, hidden: int, heads: int, bias: bool, dropout: float):
         super().__init__()
-        self.heads, self.head_size, self.dropout = heads, hidden // heads, dropout
+        self.heads, self.dropout = heads, dropout
         self.query = nn.Linear(hidden, hidden, bias=bias)
         self.key = nn.Linear(hidden, hidden, bias=bias)
         self.value = nn.Linear(hidden, hidden, bias=bias)
         self.output = nn.Linear(hidden, hidden, bias=bias)
         self.pattern = Full(heads)
 
-    def _heads(self, x: torch.Tensor) -> torch.Tensor:
-        batch, length, _ = x.shape
-        return x.view(batch, length, self.heads, self.head_size).transpose(1, 2)  # [B, nh, L, hd]
-
     def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The keys and values of states `x` [B, L, H], each [B, nh, L, hd]."""
-        return self._heads(self.key(x)), self._heads(self.value(x))
+        return split_heads(self.key(x), self.heads), split_heads(self.value(x), self.heads)
 
     def forward(self, x: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, *, causal: bool,
                 query_offset: int | None, key_padding_mask: torch.Tensor | None = None) -> torch.Tensor:
         """x [B, T, H] attends over `keys`, `values` [B, nh, K, hd]; see `attention` for `query_offset`."""
         dropout_p = self.dropout if self.training else 0.0
-        y = attention(self._heads(self.query(x)), keys, values, self.pattern, causal=causal, dropout_p=dropout_p,
-                      key_padding_mask=key_padding_mask, query_offset=query_offset)  # [B, nh, T, hd]
-        batch, _, length, _ = y.shape
-        return self.output(y.transpose(1, 2).reshape(batch, length, self.heads * self.head_size))
+        y = attention(split_heads(self.query(x), self.heads), keys, values, self.pattern, causal=causal,
+                      dropout_p=dropout_p, key_padding_mask=key_padding_mask, query_offset=query_offset)
+        return self.output(merge_heads(y))  # y: [B, nh, T, hd]
 
 
 class DecoderLayer(nn.Module):
     """Self-attention, cross-attention and feed-forward blocks, post-LN (BART, LED: x = LN(x + f(x))) or
-    pre-LN (Pegasus, BigBird-Pegasus: x = x + f(LN(x)))."""
+    pre-LN (Pegasus, BigBird-Pegasus: x = x + f(LN(x))); sizes and settings from a `Seq2SeqConfig`."""
 
-    def __init__(self, hidden: int, heads: int, intermediate: int, *, act: str, eps: float, bias: bool,
-                 dropout: float, attention_dropout: float, pre_norm: bool):
+    def __init__(self, config):
         super().__init__()
-        self.self_attention = DecoderAttention(hidden, heads, bias, attention_dropout)
+        shared, heads, intermediate = config.encoder, config.decoder_heads, config.decoder_intermediate_size
+        hidden, eps = shared.hidden_size, shared.layer_norm_eps
+        self.self_attention = DecoderAttention(hidden, heads, shared.attention_bias, shared.attention_dropout)
         self.self_attention_norm = nn.LayerNorm(hidden, eps=eps)
-        self.cross_attention = DecoderAttention(hidden, heads, bias, attention_dropout)
+        self.cross_attention = DecoderAttention(hidden, heads, shared.attention_bias, shared.attention_dropout)
         self.cross_attention_norm = nn.LayerNorm(hidden, eps=eps)
         self.ffn_in = nn.Linear(hidden, intermediate)
-        self.activation = activation(act)
+        self.activation = activation(shared.activation)
         self.ffn_out = nn.Linear(intermediate, hidden)
         self.ffn_norm = nn.LayerNorm(hidden, eps=eps)
-        self.dropout = nn.Dropout(dropout)
-        self.pre_norm = pre_norm
-
-    def _block(self, x: torch.Tensor, norm: nn.LayerNorm, block) -> torch.Tensor:
-        if self.pre_norm:
-            return x + self.dropout(block(norm(x)))
-        return norm(x + self.dropout(block(x)))
+        self.dropout = nn.Dropout(shared.dropout)
+        self.pre_norm = shared.pre_norm
 
     def forward(self, x: torch.Tensor, encoder_kv: tuple[torch.Tensor, torch.Tensor], encoder_mask, *,
                 cache: DecoderCache | None = None, layer: int = 0) -> torch.Tensor:
@@ -107,28 +98,28 @@ class DecoderLayer(nn.Module):
         def cross_attention(h):
             return self.cross_attention(h, *encoder_kv, causal=False, query_offset=0, key_padding_mask=encoder_mask)
 
-        x = self._block(x, self.self_attention_norm, self_attention)
-        x = self._block(x, self.cross_attention_norm, cross_attention)
-        return self._block(x, self.ffn_norm, lambda h: self.ffn_out(self.activation(self.ffn_in(h))))
+        x = residual(x, self.self_attention_norm, self_attention, self.dropout, self.pre_norm)
+        x = residual(x, self.cross_attention_norm, cross_attention, self.dropout, self.pre_norm)
+        return residual(x, self.ffn_norm, lambda h: self.ffn_out(self.activation(self.ffn_in(h))), self.dropout,
+                        self.pre_norm)
 
 
 class Decoder(nn.Module):
     """Learned positions added to the (shared, scaled) word embeddings, an optional LayerNorm, the layers and,
-    pre-LN, a final LayerNorm. The word embeddings are the encoder's, passed in (`word`)."""
+    pre-LN, a final LayerNorm, as a `Seq2SeqConfig` sets them (the decoder shares the encoder's width, LayerNorm,
+    embedding, dropout, bias and activation settings). The word embeddings are the encoder's, passed in (`word`)."""
 
-    def __init__(self, *, layers: int, hidden: int, heads: int, intermediate: int, max_positions: int, act: str,
-                 eps: float, bias: bool, dropout: float, attention_dropout: float, pre_norm: bool,
-                 embedding_norm: bool, embedding_scale: float, dropout_before_norm: bool):
+    def __init__(self, config):
         super().__init__()
-        self.heads, self.head_size, self.max_positions = heads, hidden // heads, max_positions
-        self.embedding_scale, self.dropout_before_norm = embedding_scale, dropout_before_norm
-        self.position = nn.Embedding(max_positions, hidden)
-        self.embedding_norm = nn.LayerNorm(hidden, eps=eps) if embedding_norm else None
-        self.dropout = nn.Dropout(dropout)
-        self.layers = nn.ModuleList(
-            DecoderLayer(hidden, heads, intermediate, act=act, eps=eps, bias=bias, dropout=dropout,
-                         attention_dropout=attention_dropout, pre_norm=pre_norm) for _ in range(layers))
-        self.final_norm = nn.LayerNorm(hidden, eps=eps) if pre_norm else None
+        shared, hidden = config.encoder, config.encoder.hidden_size
+        self.heads, self.head_size = config.decoder_heads, hidden // config.decoder_heads
+        self.max_positions = config.max_decoder_positions
+        self.embedding_scale, self.dropout_before_norm = shared.embedding_scale, shared.embedding_dropout_before_norm
+        self.position = nn.Embedding(self.max_positions, hidden)
+        self.embedding_norm = nn.LayerNorm(hidden, eps=shared.layer_norm_eps) if shared.embedding_norm else None
+        self.dropout = nn.Dropout(shared.dropout)
+        self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.decoder_layers))
+        self.final_norm = nn.LayerNorm(hidden, eps=shared.layer_norm_eps) if shared.pre_norm else None
 
     def new_cache(self, encoder_hidden: torch.Tensor, encoder_mask: torch.Tensor | None,
                   capacity: int) -> DecoderCache:
@@ -152,12 +143,7 @@ class Decoder(nn.Module):
                                  f"at most the model's {self.max_positions} decoder positions")
         x = word(input_ids) * self.embedding_scale + self.position(
             torch.arange(start, start + length, device=input_ids.device))  # [B, T, H]
-        if self.embedding_norm is None:
-            x = self.dropout(x)
-        elif self.dropout_before_norm:
-            x = self.embedding_norm(self.dropout(x))
-        else:
-            x = self.dropout(self.embedding_norm(x))
+        x = embedding_output(x, self.embedding_norm, self.dropout, self.dropout_before_norm)
         if cache is not None:
             encoder_mask = cache.encoder_mask
         for index, layer in enumerate(self.layers):

@@ -56,6 +56,33 @@ def activation(name: str):
     return nn.GELU(approximate="tanh" if name == "gelu_new" else "none")
 
 
+def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """[B, L, H] → [B, nh, L, hd]."""
+    batch, length, hidden = x.shape
+    return x.view(batch, length, heads, hidden // heads).transpose(1, 2)
+
+
+def merge_heads(y: torch.Tensor) -> torch.Tensor:
+    """[B, nh, L, hd] → [B, L, H]."""
+    return y.transpose(1, 2).flatten(2)
+
+
+def embedding_output(x: torch.Tensor, norm: nn.LayerNorm | None, dropout: nn.Dropout,
+                     dropout_before_norm: bool) -> torch.Tensor:
+    """Summed embeddings `x` through `dropout` and `norm` (None: no LayerNorm), dropout first with
+    `dropout_before_norm`."""
+    if norm is None:
+        return dropout(x)
+    return norm(dropout(x)) if dropout_before_norm else dropout(norm(x))
+
+
+def residual(x: torch.Tensor, norm: nn.LayerNorm, block, dropout: nn.Dropout, pre_norm: bool) -> torch.Tensor:
+    """One residual block: post-LN, x = LN(x + dropout(block(x))), or `pre_norm`, x = x + dropout(block(LN(x)))."""
+    if pre_norm:
+        return x + dropout(block(norm(x)))
+    return norm(x + dropout(block(x)))
+
+
 class Embeddings(nn.Module):
     """Token (× `embedding_scale`) + segment (+ learned position) embeddings, LayerNorm (unless
     `embedding_norm` is False) and dropout (order set by the config)."""
@@ -79,11 +106,7 @@ class Embeddings(nn.Module):
         x = self.word(input_ids) * self.config.embedding_scale + self.segment(token_type_ids)  # [B, L, H]
         if self.position is not None:
             x = x + self.position(torch.arange(offset, offset + length, device=input_ids.device))
-        if self.norm is None:
-            return self.dropout(x)
-        if self.config.embedding_dropout_before_norm:
-            return self.norm(self.dropout(x))
-        return self.dropout(self.norm(x))
+        return embedding_output(x, self.norm, self.dropout, self.config.embedding_dropout_before_norm)
 
 
 class SelfAttention(nn.Module):
@@ -111,25 +134,19 @@ class SelfAttention(nn.Module):
             self.global_key = nn.Linear(hidden, hidden, bias=bias)
             self.global_value = nn.Linear(hidden, hidden, bias=bias)
 
-    def _heads(self, x: torch.Tensor) -> torch.Tensor:
-        batch, length, _ = x.shape
-        x = x.view(batch, length, self.config.num_heads, self.config.head_size)  # [B, L, nh, hd]
-        return x.transpose(1, 2)  # [B, nh, L, hd]
-
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
                 global_mask: torch.Tensor | None = None, positional_seed: int = 0) -> torch.Tensor:
-        q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
+        heads = self.config.num_heads
+        q, k, v = (split_heads(proj(x), heads) for proj in (self.query, self.key, self.value))
         global_qkv = None
         if self.has_global_projections and (pattern.global_positions or global_mask is not None):
-            global_qkv = tuple(self._heads(proj(x)) for proj in (self.global_query, self.global_key,
-                                                                 self.global_value))
+            global_qkv = tuple(split_heads(proj(x), heads) for proj in (self.global_query, self.global_key,
+                                                                        self.global_value))
         dropout_p = self.config.attention_dropout if self.training else 0.0
         y = attention(q, k, v, pattern, key_padding_mask=mask, seed=seed, dropout_p=dropout_p,
                       causal=self.config.causal, global_qkv=global_qkv, global_mask=global_mask,
                       positional=self.positional if self.spe is None else self.spe.bind(positional_seed))
-        # y: [B, nh, L, hd]
-        batch, _, length, _ = y.shape
-        return self.output(y.transpose(1, 2).reshape(batch, length, self.config.hidden_size))
+        return self.output(merge_heads(y))  # y: [B, nh, L, hd]
 
 
 class EncoderLayer(nn.Module):
@@ -147,18 +164,12 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.pre_norm = config.pre_norm
 
-    def _ffn(self, x: torch.Tensor) -> torch.Tensor:
-        return self.dropout(self.ffn_out(self.activation(self.ffn_in(x))))
-
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
                 global_mask: torch.Tensor | None = None, positional_seed: int = 0) -> torch.Tensor:
-        if self.pre_norm:
-            x = x + self.dropout(self.attention(self.attention_norm(x), mask, pattern, seed, global_mask,
-                                                positional_seed))
-            return x + self._ffn(self.ffn_norm(x))
-        x = self.attention_norm(x + self.dropout(self.attention(x, mask, pattern, seed, global_mask,
-                                                                positional_seed)))
-        return self.ffn_norm(x + self._ffn(x))
+        x = residual(x, self.attention_norm, lambda h: self.attention(h, mask, pattern, seed, global_mask,
+                                                                      positional_seed), self.dropout, self.pre_norm)
+        return residual(x, self.ffn_norm, lambda h: self.ffn_out(self.activation(self.ffn_in(h))), self.dropout,
+                        self.pre_norm)
 
 
 class Encoder(nn.Module):
@@ -225,15 +236,10 @@ class Encoder(nn.Module):
 
     def pool(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None,
              pooling: str | None = None) -> torch.Tensor:
-        """The pooled vector [B, D] by `pooling` (default `config.pooling`, what the heads read; D is then
-        `config.pooled_size`): "cls", the pooler over the [CLS] state, tanh(dense(hidden[:, 0])) (tanh: the
-        config's `pooler_activation`; only an encoder with pooling "cls" has the pooler); "cls_state", the [CLS]
-        state hidden[:, 0] itself; "mean", the mean of hidden over the tokens where `attention_mask` is true (all
-        tokens without a mask); "mean_sequence", that mean without the first and last real tokens ([CLS] and
-        [SEP]); "centre", the mean over the `pool_tokens` tokens starting at n // 2 − pool_tokens // 2, n an
-        example's real tokens (clipped to them); "centre_max", that mean followed by the per-channel maximum
-        over the real tokens (with `local_max_tokens`, the maximum over that many central tokens, placed
-        alike, between the two)."""
+        """The pooled vector [B, D] by `pooling`: one of `EncoderConfig.pooling` (default the config's, what the
+        heads read; D is then `config.pooled_size`; "cls" only where the encoder has the pooler), "cls_state"
+        (the [CLS] state hidden[:, 0]) or "mean_sequence" (the mean without the first and last real tokens,
+        [CLS] and [SEP]). Real tokens: where `attention_mask` is true (all without a mask)."""
         pooling = self.config.pooling if pooling is None else pooling
         if pooling not in (*POOLINGS, *STATE_POOLINGS):
             raise ParameterError("pooling", pooling, f"one of {(*POOLINGS, *STATE_POOLINGS)}")
@@ -273,6 +279,14 @@ class Encoder(nn.Module):
         return torch.cat([mean, *local, peak(real)], dim=-1)
 
 
+def initialised(build, seed: int, std: float | None = None) -> nn.Module:
+    """The module `build()` makes, built on the meta device, then allocated and initialised (`materialise`)."""
+    with torch.device("meta"):
+        module = build()
+    materialise(module, seed, std)
+    return module
+
+
 @torch.no_grad()
 def materialise(module: nn.Module, seed: int, std: float | None = None) -> None:
     """Allocate a module built on the meta device and initialise it BERT-style from `seed`.
@@ -302,11 +316,9 @@ def materialise(module: nn.Module, seed: int, std: float | None = None) -> None:
                 for param in (linear.weight, linear.bias):
                     if param is not None:
                         param.uniform_(-bound, bound, generator=generator)
-    for sub in module.modules():  # after every other draw: models without SPE initialise as before
-        if isinstance(sub, SelfAttention) and sub.spe is not None:
+    for sub in (sub for sub in module.modules() if isinstance(sub, SelfAttention)):
+        if sub.spe is not None:  # after every other draw: models without SPE initialise as before
             sub.spe.reset_parameters(generator)
-    for sub in module.modules():
-        if isinstance(sub, SelfAttention) and sub.has_global_projections:
-            for local, global_ in ((sub.query, sub.global_query), (sub.key, sub.global_key),
-                                   (sub.value, sub.global_value)):
-                global_.load_state_dict(local.state_dict())
+        if sub.has_global_projections:
+            for name in ("query", "key", "value"):
+                getattr(sub, f"global_{name}").load_state_dict(getattr(sub, name).state_dict())

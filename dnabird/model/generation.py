@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from dnabird.errors import ParameterError
+from dnabird.model.config import check_positive_ints
 
 EXCLUDED = -1.0e9  # the score of a continuation that may not be chosen (as Hugging Face's)
 
@@ -37,10 +37,7 @@ class GenerationSettings:
     use_cache: bool = True
 
     def __post_init__(self):
-        for name in ("num_beams", "max_length"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ParameterError(name, value, "a positive integer")
+        check_positive_ints(self, ("num_beams", "max_length"))
 
 
 class _Stepper:
@@ -65,10 +62,7 @@ class _Stepper:
 
 def _cut(tokens: torch.Tensor, eos: int) -> list[list[int]]:
     """Each row up to and including its first end token."""
-    out = []
-    for row in tokens.tolist():
-        out.append(row[:row.index(eos) + 1] if eos in row else row)
-    return out
+    return [row[:row.index(eos) + 1] if eos in row else row for row in tokens.tolist()]
 
 
 @torch.no_grad()

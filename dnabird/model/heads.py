@@ -1,11 +1,6 @@
-"""Heads on the encoder: masked LM (tied decoder), next-sentence prediction, sequence classification,
-causal language modelling and answer spans.
-
-`PretrainingModel` = encoder + MLM (+ NSP, BERT's summed loss; `nsp=False` for MLM only, RoBERTa style);
-`SequenceClassifier` = encoder + a linear layer on the pooled vector ([CLS] or mean, `config.pooling`; binary,
-multi-class or multi-label); `CausalLanguageModel` = causal encoder + LM head (next-token logits);
-`SpanExtractor` = encoder + a start and an end logit per token (extractive question answering).
-"""
+"""Heads on the encoder: masked LM (tied decoder) and next-sentence prediction (`PretrainingModel`), sequence
+classification (`SequenceClassifier`), causal language modelling (`CausalLanguageModel`) and answer spans
+(`SpanExtractor`)."""
 
 from __future__ import annotations
 
@@ -18,7 +13,7 @@ from torch import nn
 from dnabird.errors import ParameterError
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.config import EncoderConfig
-from dnabird.model.encoder import Encoder, activation, materialise
+from dnabird.model.encoder import Encoder, activation, initialised
 from dnabird.model.task_spec import CLASSIFICATION_PROBLEMS, TaskSpec
 
 
@@ -64,25 +59,20 @@ class PretrainingModel(nn.Module):
         super().__init__()
         self.config = config
         self.encoder = Encoder(config, seed=seed)
-        with torch.device("meta"):
-            self.mlm = MLMHead(config)
-            self.nsp = nn.Linear(config.pooled_size, 2) if nsp else None
-        materialise(self.mlm, seed + 1)
-        if nsp:
-            materialise(self.nsp, seed + 2, std=config.initializer_range)
+        self.mlm = initialised(lambda: MLMHead(config), seed + 1)
+        self.nsp = initialised(lambda: nn.Linear(config.pooled_size, 2), seed + 2, config.initializer_range) \
+            if nsp else None
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, mlm_labels: torch.Tensor | None = None,
-                nsp_labels: torch.Tensor | None = None, step: int = 0, full_logits: bool = False,
-                global_positions: tuple[int, ...] | None = None,
-                global_attention_mask: torch.Tensor | None = None) -> PretrainingOutput:
+                nsp_labels: torch.Tensor | None = None, full_logits: bool = False,
+                **encoder_options) -> PretrainingOutput:
         """mlm_labels: [B, L] target ids, `IGNORE_INDEX` where not masked; with them the MLM logits are
         computed only at masked positions unless `full_logits`. nsp_labels: [B] in {0, 1}.
-        step, global_positions, global_attention_mask: as in `Encoder.forward`."""
+        encoder_options (step, global_positions, global_attention_mask): as in `Encoder.forward`."""
         if nsp_labels is not None and self.nsp is None:
             raise ParameterError("nsp_labels", "a tensor", "None for a model without the NSP head (nsp=False)")
-        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step, global_positions=global_positions,
-                              global_attention_mask=global_attention_mask)  # [B, L, H]
+        hidden = self.encoder(input_ids, attention_mask, token_type_ids, **encoder_options)  # [B, L, H]
         nsp_logits = None if self.nsp is None else self.nsp(self.encoder.pool(hidden, attention_mask))  # [B, 2]
         words = self.encoder.embeddings.word.weight
         mlm_loss = nsp_loss = positions = None
@@ -126,17 +116,15 @@ class SequenceClassifier(nn.Module):
         self.config, self.problem = config, problem
         self.encoder = Encoder(config, seed=seed)
         self.dropout = nn.Dropout(config.dropout)
-        with torch.device("meta"):
-            self.classifier = nn.Linear(config.pooled_size, num_outputs)
-        materialise(self.classifier, seed + 3, std=config.initializer_range)
+        self.classifier = initialised(lambda: nn.Linear(config.pooled_size, num_outputs), seed + 3,
+                                      config.initializer_range)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, labels: torch.Tensor | None = None,
-                pos_weight: torch.Tensor | None = None, step: int = 0,
-                global_positions: tuple[int, ...] | None = None,
-                global_attention_mask: torch.Tensor | None = None) -> ClassifierOutput:
-        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step, global_positions=global_positions,
-                              global_attention_mask=global_attention_mask)
+                pos_weight: torch.Tensor | None = None, **encoder_options) -> ClassifierOutput:
+        """labels: [B] (binary, float), [B] class ids (multiclass) or [B, num_outputs] (multilabel).
+        encoder_options (step, global_positions, global_attention_mask): as in `Encoder.forward`."""
+        hidden = self.encoder(input_ids, attention_mask, token_type_ids, **encoder_options)
         logits = self.classifier(self.dropout(self.encoder.pool(hidden, attention_mask)))  # [B, num_outputs]
         if self.problem == "binary":
             logits = logits.squeeze(-1)  # [B]
@@ -166,9 +154,7 @@ class CausalLanguageModel(nn.Module):
             raise ParameterError("config.causal", config.causal, "True for a causal language model")
         self.config = config
         self.encoder = Encoder(config, seed=seed)
-        with torch.device("meta"):
-            self.lm = MLMHead(config)
-        materialise(self.lm, seed + 1)
+        self.lm = initialised(lambda: MLMHead(config), seed + 1)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *,
                 labels: torch.Tensor | None = None, step: int = 0) -> LanguageModelOutput:
@@ -200,19 +186,14 @@ class SpanExtractor(nn.Module):
         self.config = config
         self.encoder = Encoder(config, seed=seed)
         self.dropout = nn.Dropout(config.dropout)
-        with torch.device("meta"):
-            self.span = nn.Linear(config.hidden_size, 2)
-        materialise(self.span, seed + 4, std=config.initializer_range)
+        self.span = initialised(lambda: nn.Linear(config.hidden_size, 2), seed + 4, config.initializer_range)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, start_targets: torch.Tensor | None = None,
-                end_targets: torch.Tensor | None = None, step: int = 0,
-                global_positions: tuple[int, ...] | None = None,
-                global_attention_mask: torch.Tensor | None = None) -> SpanOutput:
+                end_targets: torch.Tensor | None = None, **encoder_options) -> SpanOutput:
         """start_targets, end_targets: bool [B, L], True at every gold start (end) token of an example (at
         least one per example; [CLS] when the answer is not in the input). Other arguments as the encoder's."""
-        hidden = self.encoder(input_ids, attention_mask, token_type_ids, step=step, global_positions=global_positions,
-                              global_attention_mask=global_attention_mask)
+        hidden = self.encoder(input_ids, attention_mask, token_type_ids, **encoder_options)
         logits = self.span(self.dropout(hidden)).float()  # [B, L, 2]
         if attention_mask is not None:
             logits = logits.masked_fill(~attention_mask.bool()[..., None], torch.finfo(logits.dtype).min)

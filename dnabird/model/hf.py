@@ -1,20 +1,11 @@
-"""Import (and export) Hugging Face `transformers` BigBird weights.
+"""Import (and export) Hugging Face `transformers` BigBird weights, and the name tables, config translation
+and loading the other Hugging Face importers share.
 
-Accepts a `BigBirdForPreTraining` / `BigBirdForMaskedLM` / `BigBirdModel` /
-`BigBirdForSequenceClassification` object or a directory written by its `save_pretrained` (config.json +
-`model.safetensors` or `pytorch_model.bin`, read by `dnabird.model.hf_files`: tensors only, never code).
-Handles the `bert.` prefix of head models, the bare-Linear `pooler.weight`, and the decoder
-weight/bias that are tied (and absent from the saved file). Export writes the tokenizer beside the
-weights when given one (`dnabird.data.hf_tokenizer.write_hf_tokenizer_files`).
-
-Behaviour notes: imported block-sparse models use the `hf` random-block placement with seeds
-`layer index` (Hugging Face's fixed training plan); their outputs equal transformers' in train mode
-at (block-padded) lengths above (5 + 2r)·b tokens other than 1024, where
-`max_position_embeddings` = 4096 also for 3072 and 4096 tokens. Not reproduced, and warned
-about at import: transformers' switch to full attention at ≤ (5 + 2r)·b tokens, its all-zero
-random blocks in eval mode, its twice-counted block where its paper plan repeats the last
-global block (1024 tokens), and its paper plan drawn for `max_position_embeddings` tokens.
-Export refuses models whose random blocks transformers would not draw (see `to_hf_bigbird`).
+Sources are model objects or `save_pretrained` directories (read by `dnabird.model.hf_files`: tensors only,
+never code). Imported block-sparse models use transformers' fixed random blocks (`random_mode: hf`, layer i
+seeded with i); their outputs equal transformers' in train mode, at (block-padded) lengths above
+(5 + 2r)·b tokens other than 1024 (and 3072 and 4096 only where `max_position_embeddings` is 4096): the
+cases `block_sparse_differences` states, logged at import.
 """
 
 from __future__ import annotations
@@ -39,35 +30,39 @@ from dnabird.model.hf_files import CONFIG_FILE, read_hf_config, read_hf_weights
 
 log = logging.getLogger(__name__)
 
-# dnabird name pattern → Hugging Face name pattern (layer index as {i}).
-LAYER_NAMES = {
-    "attention.query": "attention.self.query",
-    "attention.key": "attention.self.key",
-    "attention.value": "attention.self.value",
-    "attention.output": "attention.output.dense",
-    "attention_norm": "attention.output.LayerNorm",
-    "ffn_in": "intermediate.dense",
-    "ffn_out": "output.dense",
-    "ffn_norm": "output.LayerNorm",
-}
-_FIXED = {
-    "encoder.embeddings.word": "bert.embeddings.word_embeddings",
-    "encoder.embeddings.position": "bert.embeddings.position_embeddings",
-    "encoder.embeddings.segment": "bert.embeddings.token_type_embeddings",
-    "encoder.embeddings.norm": "bert.embeddings.LayerNorm",
-    "encoder.pooler": "bert.pooler",
-    "mlm.transform": "cls.predictions.transform.dense",
-    "mlm.norm": "cls.predictions.transform.LayerNorm",
-    "nsp": "cls.seq_relationship",
-}
+
+def projection_names(module: str, *, global_: bool = False) -> dict[str, str]:
+    """dnabird's Q/K/V names (with `global_`, Longformer's global Q/K/V) → those under attention module `module`."""
+    if global_:
+        return {f"attention.global_{p}": f"{module}.{p}_global" for p in ("query", "key", "value")}
+    return {f"attention.{p}": f"{module}.{p}" for p in ("query", "key", "value")}
+
+
+def embedding_names(base: str) -> dict[str, str]:
+    """dnabird's embedding modules → those of a BERT-shaped base model called `base`."""
+    return {f"encoder.embeddings.{ours}": f"{base}.embeddings.{theirs}" for ours, theirs in (
+        ("word", "word_embeddings"), ("position", "position_embeddings"), ("segment", "token_type_embeddings"),
+        ("norm", "LayerNorm"))}
+
+
+# a BERT-shaped layer's modules: dnabird's → Hugging Face's
+LAYER_NAMES = {**projection_names("attention.self"), "attention.output": "attention.output.dense",
+               "attention_norm": "attention.output.LayerNorm", "ffn_in": "intermediate.dense",
+               "ffn_out": "output.dense", "ffn_norm": "output.LayerNorm"}
+_FIXED = {**embedding_names("bert"), "encoder.pooler": "bert.pooler",
+          "mlm.transform": "cls.predictions.transform.dense", "mlm.norm": "cls.predictions.transform.LayerNorm",
+          "nsp": "cls.seq_relationship"}
 WORD_KEY = "encoder.embeddings.word.weight"
 _TIED = ("cls.predictions.decoder.weight",)  # the MLM decoder: the word table again
 _DECODER_BIAS = ("cls.predictions.decoder.bias",)  # transformers' copy of the MLM bias
 _UNUSED_POOLER = ("bert.pooler.weight", "bert.pooler.bias")
 ARCHITECTURES = ("BigBirdForPreTraining", "BigBirdForMaskedLM", "BigBirdModel", "BigBirdForSequenceClassification")
-_REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-             "max_position_embeddings", "hidden_dropout_prob", "attention_probs_dropout_prob", "layer_norm_eps",
-             "type_vocab_size")
+# EncoderConfig field → the key of a BERT-shaped Hugging Face config (BigBird, RoBERTa, Longformer)
+BERT_KEYS = {"vocab_size": "vocab_size", "hidden_size": "hidden_size", "num_layers": "num_hidden_layers",
+             "num_heads": "num_attention_heads", "intermediate_size": "intermediate_size",
+             "max_positions": "max_position_embeddings", "dropout": "hidden_dropout_prob",
+             "attention_dropout": "attention_probs_dropout_prob", "layer_norm_eps": "layer_norm_eps",
+             "type_vocab_size": "type_vocab_size", "activation": "hidden_act"}
 
 
 @dataclass(frozen=True)
@@ -103,8 +98,8 @@ def check_activation(hf: dict, key: str, architecture: str) -> None:
 _LAYERS = {"encoder.layers": ("bert.encoder.layer", LAYER_NAMES)}
 BIGBIRD_NAMES = NameMap(_FIXED, _LAYERS, {"mlm.bias": "cls.predictions.bias"})
 # BigBirdForSequenceClassification: its head's dense layer is dnabird's [CLS] pooler, its out_proj the classifier
-CLASSIFIER_NAMES = NameMap({**{k: v for k, v in _FIXED.items() if k.startswith("encoder.embeddings")},
-                            "encoder.pooler": "classifier.dense", "classifier": "classifier.out_proj"}, _LAYERS)
+CLASSIFIER_NAMES = NameMap({**embedding_names("bert"), "encoder.pooler": "classifier.dense",
+                            "classifier": "classifier.out_proj"}, _LAYERS)
 
 
 def hf_name(name: str) -> str:
@@ -113,6 +108,34 @@ def hf_name(name: str) -> str:
     if mapped is None:
         raise ConfigError(f"dnabird tensor {name!r} has no Hugging Face BigBird counterpart")
     return mapped
+
+
+def bert_config(hf: dict, **settings) -> EncoderConfig:
+    """An `EncoderConfig` of the `BERT_KEYS` and initializer range of a BERT-shaped Hugging Face config (as a
+    dict), with `settings` over them."""
+    return EncoderConfig(**{**{ours: hf[theirs] for ours, theirs in BERT_KEYS.items()},
+                            "initializer_range": hf.get("initializer_range", 0.02), **settings})
+
+
+def bigbird_attention(hf: dict) -> dict:
+    """The `EncoderConfig` attention settings of a Hugging Face BigBird-style config (as a dict): full attention,
+    or ITC with transformers' random blocks and no attention dropout (its block-sparse path drops nothing),
+    logging where outputs then differ (`block_sparse_differences`); both with transformers' fixed seeds."""
+    fixed = {"base_seed": 0, "reseed_each_step": False}
+    if hf.get("attention_type", "block_sparse") == "original_full":
+        return {"attention": {"type": "full"}, **fixed}
+    pattern = {"type": "bigbird_itc", "block_size": hf["block_size"], "window_blocks": 3,
+               "num_random_blocks": hf["num_random_blocks"], "random_mode": "hf"}
+    log.warning("%s", block_sparse_differences(hf))
+    return {"attention": pattern, "attention_dropout": SPARSE_ATTENTION_DROPOUT, **fixed}
+
+
+def attention_windows(hf: dict, layers: int) -> tuple[int, list[dict]]:
+    """(first layer's window, `layer_attention` or [] when every layer's is the same) of a Hugging Face
+    `attention_window` setting (one window, or one per layer)."""
+    windows = hf["attention_window"]
+    windows = windows if isinstance(windows, list) else [windows] * layers
+    return windows[0], [{"window": window} for window in windows] if len(set(windows)) > 1 else []
 
 
 def config_from_hf(hf: dict) -> EncoderConfig:
@@ -126,27 +149,12 @@ def config_from_hf(hf: dict) -> EncoderConfig:
     if hf.get("rescale_embeddings"):
         raise ConfigError("rescale_embeddings=True is not supported")
     check_activation(hf, "hidden_act", "BigBird")
-    missing = [key for key in _REQUIRED if key not in hf]
+    missing = [key for key in BERT_KEYS.values() if key not in hf]
     if missing:
         raise ConfigError(f"missing setting(s) {missing}")
-    heads = hf["num_attention_heads"]
-    attention_dropout = hf["attention_probs_dropout_prob"]
-    if hf.get("attention_type", "block_sparse") == "original_full":
-        pattern = {"type": "full"}
-    else:
-        pattern = {"type": "bigbird_itc", "block_size": hf["block_size"],
-                   "window_blocks": 3, "num_random_blocks": hf["num_random_blocks"], "random_mode": "hf"}
-        attention_dropout = SPARSE_ATTENTION_DROPOUT  # transformers' block-sparse path ignores the setting
-        log.warning("%s", block_sparse_differences(hf))
-    return EncoderConfig(
-        vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"], num_layers=hf["num_hidden_layers"],
-        num_heads=heads, intermediate_size=hf["intermediate_size"],
-        max_positions=hf["max_position_embeddings"], dropout=hf["hidden_dropout_prob"],
-        attention_dropout=attention_dropout, activation=hf["hidden_act"],
-        layer_norm_eps=hf["layer_norm_eps"], type_vocab_size=hf["type_vocab_size"], position_offset=0,
-        pad_token_id=hf.get("pad_token_id") or 0, attention=pattern, attention_bias=hf.get("use_bias", True),
-        embedding_dropout_before_norm=True, base_seed=0, reseed_each_step=False,
-        initializer_range=hf.get("initializer_range", 0.02))
+    return bert_config(hf, position_offset=0, pad_token_id=hf.get("pad_token_id") or 0,
+                       attention_bias=hf.get("use_bias", True), embedding_dropout_before_norm=True,
+                       **bigbird_attention(hf))
 
 
 def block_sparse_differences(hf: dict) -> str:
@@ -310,15 +318,10 @@ def hf_config_dict(config: EncoderConfig) -> dict:
                           f"pre_norm={config.pre_norm}, mlm_transform={config.mlm_transform}, "
                           f"pooling={config.pooling!r})")
     return {
-        "architectures": ["BigBirdForPreTraining"], "model_type": "big_bird", "vocab_size": config.vocab_size,
-        "hidden_size": config.hidden_size, "num_hidden_layers": config.num_layers,
-        "num_attention_heads": config.num_heads, "intermediate_size": config.intermediate_size,
-        "hidden_act": config.activation, "hidden_dropout_prob": config.dropout,
-        "attention_probs_dropout_prob": config.attention_dropout,
-        "max_position_embeddings": config.max_positions, "type_vocab_size": config.type_vocab_size,
-        "initializer_range": config.initializer_range, "layer_norm_eps": config.layer_norm_eps,
-        "use_bias": config.attention_bias, "rescale_embeddings": False, "pad_token_id": config.pad_token_id,
-        "tie_word_embeddings": True, **attention}
+        "architectures": ["BigBirdForPreTraining"], "model_type": "big_bird",
+        **{theirs: getattr(config, ours) for ours, theirs in BERT_KEYS.items()},
+        "initializer_range": config.initializer_range, "use_bias": config.attention_bias, "rescale_embeddings": False,
+        "pad_token_id": config.pad_token_id, "tie_word_embeddings": True, **attention}
 
 
 def random_block_mismatches(config: EncoderConfig) -> list[str]:
@@ -338,16 +341,11 @@ def random_block_mismatches(config: EncoderConfig) -> list[str]:
 
 def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, strict: bool = True,
                   tokenizer=None) -> Path:
-    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors; a model without
-    an NSP head as `BigBirdForMaskedLM`), with `tokenizer` (a dnabird DNA tokenizer) as `tokenizer.json` +
-    `special_tokens_map.json` + `tokenizer_config.json`, so that transformers' `AutoTokenizer` and
-    `BigBirdForMaskedLM.from_pretrained` on the directory give dnabird's ids and logits.
+    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors; without an NSP
+    head as `BigBirdForMaskedLM`), with `tokenizer` (a dnabird DNA tokenizer) as transformers' tokenizer files.
 
-    Only ITC (3-block window) and full patterns have a Hugging Face equivalent. transformers draws
-    its own random blocks: a block-sparse model is refused unless it uses the same ones (random_mode
-    'hf', reseed_each_step=False, base_seed=0); `strict=False` exports it anyway, with a warning,
-    and transformers' outputs will differ. Even then block-sparse outputs match only in train mode
-    (see the module notes).
+    Only ITC (3-block window) and full patterns export. A block-sparse model whose random blocks transformers
+    would not draw (`random_block_mismatches`) is refused; `strict=False` exports it with a warning.
     """
     hf_config = hf_config_dict(model.config)
     mismatches = random_block_mismatches(model.config)

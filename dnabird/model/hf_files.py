@@ -17,7 +17,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from dnabird.errors import CheckpointError
-from dnabird.model.checkpoint import require_file
+from dnabird.model.checkpoint import read_json, require_file
 
 CONFIG_FILE = "config.json"
 SAFETENSORS_FILE = "model.safetensors"
@@ -27,10 +27,7 @@ PICKLE_FILE = "pytorch_model.bin"
 def read_hf_config(directory: str | Path) -> dict:
     """The `config.json` of a Hugging Face directory as a dict (`CheckpointError` naming it if absent or bad)."""
     path = require_file(directory, CONFIG_FILE, "Hugging Face")
-    try:
-        config = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise CheckpointError(f"{path}: not valid JSON ({err})") from None
+    config = read_json(path)
     if not isinstance(config, dict):
         raise CheckpointError(f"{path}: expected a JSON object of model settings")
     return config

@@ -11,41 +11,26 @@ the feed-forward block only); it is 0 in the published models.
 
 from __future__ import annotations
 
-from dnabird.model.config import EncoderConfig
-from dnabird.model.hf import check_activation
+from dnabird.model.hf import attention_windows, check_activation, projection_names
 from dnabird.model.hf_seq2seq import import_seq2seq, seq2seq_config, seq2seq_names
 from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig
 
 _SELF = "self_attn.longformer_self_attn"
 NAMES = seq2seq_names("led", norms={"encoder.embeddings.norm": "encoder.layernorm_embedding",
                                     "decoder.embedding_norm": "decoder.layernorm_embedding"},
-                      encoder_layer={
-                          "attention.query": f"{_SELF}.query", "attention.key": f"{_SELF}.key",
-                          "attention.value": f"{_SELF}.value", "attention.global_query": f"{_SELF}.query_global",
-                          "attention.global_key": f"{_SELF}.key_global",
-                          "attention.global_value": f"{_SELF}.value_global", "attention.output": "self_attn.output",
-                          "attention_norm": "self_attn_layer_norm", "ffn_in": "fc1", "ffn_out": "fc2",
-                          "ffn_norm": "final_layer_norm"})
+                      projections={**projection_names(_SELF), **projection_names(_SELF, global_=True)})
 
 
 def config_from_led(hf: dict) -> Seq2SeqConfig:
     """A `Seq2SeqConfig` equal in behaviour to a Hugging Face `LEDConfig` (as a dict), global attention on the
     first token."""
     check_activation(hf, "activation_function", "LED")
-    layers = hf["encoder_layers"]
-    windows = hf["attention_window"]
-    windows = windows if isinstance(windows, list) else [windows] * layers
-    encoder = EncoderConfig(
-        vocab_size=hf["vocab_size"], hidden_size=hf["d_model"], num_layers=layers,
-        num_heads=hf["encoder_attention_heads"], intermediate_size=hf["encoder_ffn_dim"],
-        max_positions=hf["max_encoder_position_embeddings"], dropout=hf["dropout"],
-        attention_dropout=hf["attention_dropout"], activation=hf["activation_function"], layer_norm_eps=1e-5,
-        type_vocab_size=1, pad_token_id=hf.get("pad_token_id", 1),
-        attention={"type": "longformer", "window": windows[0], "global_positions": [0], "block_size": 64},
-        layer_attention=[{"window": w} for w in windows] if len(set(windows)) > 1 else [],
-        embedding_dropout_before_norm=False, pooling="mean", initializer_range=hf.get("init_std", 0.02))
-    return seq2seq_config(hf, encoder, max_decoder_positions=hf["max_decoder_position_embeddings"],
-                          eos_token_id=2)
+    window, per_layer = attention_windows(hf, hf["encoder_layers"])
+    return seq2seq_config(
+        hf, max_decoder_positions=hf["max_decoder_position_embeddings"], eos_token_id=2,
+        max_positions=hf["max_encoder_position_embeddings"], pad_token_id=hf.get("pad_token_id", 1),
+        attention={"type": "longformer", "window": window, "global_positions": [0], "block_size": 64},
+        layer_attention=per_layer, embedding_dropout_before_norm=False)
 
 
 def from_hf_led(source) -> EncoderDecoder:

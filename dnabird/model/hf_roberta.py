@@ -13,9 +13,10 @@ import dataclasses
 import torch
 
 from dnabird.errors import ConfigError, ParameterError
+from dnabird.model.checkpoint import add_global_copies
 from dnabird.model.config import EncoderConfig, merge_pattern
 from dnabird.model.heads import PretrainingModel
-from dnabird.model.hf import LAYER_NAMES, NameMap, check_activation, import_model
+from dnabird.model.hf import LAYER_NAMES, NameMap, bert_config, check_activation, embedding_names, import_model
 
 _TIED = ("lm_head.decoder.weight",)
 _DECODER_BIAS = ("lm_head.decoder.bias",)  # transformers' copy of the MLM bias
@@ -24,15 +25,9 @@ POSITION_KEY = "encoder.embeddings.position.weight"
 
 def roberta_names(base: str, layer_names: dict[str, str] = LAYER_NAMES) -> NameMap:
     """The names of a RoBERTa-shaped masked LM whose base model is called `base` ("roberta", "longformer")."""
-    return NameMap({
-        "encoder.embeddings.word": f"{base}.embeddings.word_embeddings",
-        "encoder.embeddings.position": f"{base}.embeddings.position_embeddings",
-        "encoder.embeddings.segment": f"{base}.embeddings.token_type_embeddings",
-        "encoder.embeddings.norm": f"{base}.embeddings.LayerNorm",
-        "encoder.pooler": f"{base}.pooler.dense",
-        "mlm.transform": "lm_head.dense",
-        "mlm.norm": "lm_head.layer_norm",
-    }, {"encoder.layers": (f"{base}.encoder.layer", layer_names)}, {"mlm.bias": "lm_head.bias"})
+    return NameMap({**embedding_names(base), "encoder.pooler": f"{base}.pooler.dense", "mlm.transform": "lm_head.dense",
+                    "mlm.norm": "lm_head.layer_norm"},
+                   {"encoder.layers": (f"{base}.encoder.layer", layer_names)}, {"mlm.bias": "lm_head.bias"})
 
 
 def import_masked_lm(source, base: str, *, config_from, names: NameMap, adapt=None) -> PretrainingModel:
@@ -42,21 +37,21 @@ def import_masked_lm(source, base: str, *, config_from, names: NameMap, adapt=No
                         names=names, tied=_TIED, prefix=f"{base}.", ignored=_DECODER_BIAS, adapt=adapt)
 
 
+def roberta_config(hf: dict, **settings) -> EncoderConfig:
+    """The `EncoderConfig` of a RoBERTa-shaped Hugging Face config (as a dict): positions from padding_idx + 1,
+    embedding dropout after the LayerNorm; `settings` over it."""
+    pad = hf.get("pad_token_id", 1)
+    return bert_config(hf, position_offset=pad + 1, pad_token_id=pad, embedding_dropout_before_norm=False,
+                       **settings)
+
+
 def config_from_roberta(hf: dict) -> EncoderConfig:
     """An `EncoderConfig` equal in behaviour to a Hugging Face `RobertaConfig` (as a dict): full attention."""
     check_activation(hf, "hidden_act", "RoBERTa")
     if hf.get("position_embedding_type", "absolute") != "absolute":
         raise ConfigError(f"Hugging Face RoBERTa config: position_embedding_type="
                           f"{hf['position_embedding_type']!r} is not supported (absolute only)")
-    pad = hf.get("pad_token_id", 1)
-    return EncoderConfig(
-        vocab_size=hf["vocab_size"], hidden_size=hf["hidden_size"], num_layers=hf["num_hidden_layers"],
-        num_heads=hf["num_attention_heads"], intermediate_size=hf["intermediate_size"],
-        max_positions=hf["max_position_embeddings"], dropout=hf["hidden_dropout_prob"],
-        attention_dropout=hf["attention_probs_dropout_prob"], activation=hf["hidden_act"],
-        layer_norm_eps=hf["layer_norm_eps"], type_vocab_size=hf["type_vocab_size"], position_offset=pad + 1,
-        pad_token_id=pad, attention={"type": "full"}, embedding_dropout_before_norm=False,
-        initializer_range=hf.get("initializer_range", 0.02))
+    return roberta_config(hf, attention={"type": "full"})
 
 
 def extend_position_table(table: torch.Tensor, offset: int, rows: int) -> torch.Tensor:
@@ -78,22 +73,13 @@ def from_hf_roberta(source, *, attention: dict | None = None, max_positions: int
     """
     def config_from(hf: dict) -> EncoderConfig:
         config = config_from_roberta(hf)
-        changes = {}
-        if attention is not None:
-            changes["attention"] = merge_pattern(config.attention, attention)
-        if max_positions is not None:
-            changes["max_positions"] = max_positions
-        return dataclasses.replace(config, **changes)
+        return dataclasses.replace(config, attention=merge_pattern(config.attention, attention or {}),
+                                   max_positions=config.max_positions if max_positions is None else max_positions)
 
     def adapt(tensors: dict[str, torch.Tensor], model: PretrainingModel) -> dict[str, torch.Tensor]:
         config = model.config
-        tensors = dict(tensors)
-        tensors[POSITION_KEY] = extend_position_table(tensors[POSITION_KEY], config.position_offset,
-                                                      config.max_positions)
-        for name in model.state_dict():
-            local = name.replace(".global_", ".")
-            if ".global_" in name and name not in tensors:
-                tensors[name] = tensors[local].clone()
-        return tensors
+        tensors = {**tensors, POSITION_KEY: extend_position_table(tensors[POSITION_KEY], config.position_offset,
+                                                                  config.max_positions)}
+        return add_global_copies(tensors, model)
 
     return import_masked_lm(source, "roberta", config_from=config_from, names=roberta_names("roberta"), adapt=adapt)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from dnabird.errors import CheckpointError
+from dnabird.errors import CheckpointError, ParameterError
 from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import EncoderConfig
 from dnabird.model.hf import NameMap, import_model
@@ -26,21 +26,24 @@ from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig
 
 log = logging.getLogger(__name__)
 ZERO_FILLED = re.compile(r"encoder\.embeddings\.segment\.weight|encoder\.layers\.\d+\.attention\.output\.bias")
+FFN_NAMES = {"ffn_in": "fc1", "ffn_out": "fc2", "ffn_norm": "final_layer_norm"}  # a BART-shaped layer's
+_DECODER_LEAVES = ((".query", ".q_proj"), (".key", ".k_proj"), (".value", ".v_proj"), (".output", ".out_proj"),
+                   ("_norm", "_layer_norm"))
 # a BART-shaped decoder layer (LED's and BigBird-Pegasus's)
-DECODER_LAYER = {
-    "self_attention.query": "self_attn.q_proj", "self_attention.key": "self_attn.k_proj",
-    "self_attention.value": "self_attn.v_proj", "self_attention.output": "self_attn.out_proj",
-    "self_attention_norm": "self_attn_layer_norm",
-    "cross_attention.query": "encoder_attn.q_proj", "cross_attention.key": "encoder_attn.k_proj",
-    "cross_attention.value": "encoder_attn.v_proj", "cross_attention.output": "encoder_attn.out_proj",
-    "cross_attention_norm": "encoder_attn_layer_norm",
-    "ffn_in": "fc1", "ffn_out": "fc2", "ffn_norm": "final_layer_norm",
-}
+DECODER_LAYER = {**FFN_NAMES, **{f"{ours}{leaf}": f"{theirs}{their_leaf}" for ours, theirs in (
+    ("self_attention", "self_attn"), ("cross_attention", "encoder_attn")) for leaf, their_leaf in _DECODER_LEAVES}}
+# EncoderConfig field → the key of a BART-shaped Hugging Face config (LED, BigBird-Pegasus)
+BART_KEYS = {"vocab_size": "vocab_size", "hidden_size": "d_model", "num_layers": "encoder_layers",
+             "num_heads": "encoder_attention_heads", "intermediate_size": "encoder_ffn_dim", "dropout": "dropout",
+             "attention_dropout": "attention_dropout", "activation": "activation_function"}
 
 
-def seq2seq_names(base: str, *, encoder_layer: dict[str, str], norms: dict[str, str]) -> NameMap:
+def seq2seq_names(base: str, *, projections: dict[str, str], norms: dict[str, str]) -> NameMap:
     """The names of a BART-shaped encoder-decoder whose base model is called `base`: shared word table,
-    learned positions on both sides, `norms` (dnabird module → module under `base`), and the encoder's layer."""
+    learned positions on both sides, `norms` (dnabird module → module under `base`), and the encoder's layer,
+    whose attention `projections` (`projection_names`) are the architecture's own."""
+    encoder_layer = {**projections, "attention.output": "self_attn.output", "attention_norm": "self_attn_layer_norm",
+                     **FFN_NAMES}
     return NameMap(
         {"encoder.embeddings.word": f"{base}.shared", "encoder.embeddings.position": f"{base}.encoder.embed_positions",
          "decoder.position": f"{base}.decoder.embed_positions", **{k: f"{base}.{v}" for k, v in norms.items()}},
@@ -49,10 +52,13 @@ def seq2seq_names(base: str, *, encoder_layer: dict[str, str], norms: dict[str, 
         {"logits_bias": "final_logits_bias"})
 
 
-def seq2seq_config(hf: dict, encoder: EncoderConfig, *, max_decoder_positions: int, eos_token_id: int
-                   ) -> Seq2SeqConfig:
-    """The `Seq2SeqConfig` of a BART-shaped Hugging Face config (as a dict) around the `encoder` read from it;
+def seq2seq_config(hf: dict, *, max_decoder_positions: int, eos_token_id: int, **encoder) -> Seq2SeqConfig:
+    """The `Seq2SeqConfig` of a BART-shaped Hugging Face config (as a dict): an encoder of its `BART_KEYS`,
+    LayerNorm epsilon 1e-5, one token type and mean pooling, with `encoder` settings over them;
     `eos_token_id`: the default where the config has none."""
+    encoder = EncoderConfig(**{**{ours: hf[theirs] for ours, theirs in BART_KEYS.items()}, "layer_norm_eps": 1e-5,
+                               "type_vocab_size": 1, "pooling": "mean",
+                               "initializer_range": hf.get("init_std", 0.02), **encoder})
     return Seq2SeqConfig(encoder=encoder, decoder_layers=hf["decoder_layers"],
                          decoder_heads=hf["decoder_attention_heads"], decoder_intermediate_size=hf["decoder_ffn_dim"],
                          max_decoder_positions=max_decoder_positions,
@@ -99,7 +105,6 @@ def save_imported(model: EncoderDecoder, tokenizer_source: str | os.PathLike, ou
 def import_encoder_decoder(architecture: str, source: str | os.PathLike, output: str | os.PathLike) -> EncoderDecoder:
     """Import a Hugging Face directory of `architecture` ("led" or "bigbird_pegasus") with its tokenizer into
     the dnabird checkpoint `output`; returns the model."""
-    from dnabird.errors import ParameterError
     from dnabird.model.hf_bigbird_pegasus import from_hf_bigbird_pegasus
     from dnabird.model.hf_led import from_hf_led
 

@@ -2,9 +2,8 @@
 dnabird checkpoint: the weights (`from_hf_bigbird`), the tokenizer files, and for a classifier the
 `task.json` its source cannot state (window, anchor, labels), given by the caller.
 
-Everything is read and checked before anything is written: an unsupported config, a tokenizer whose
-vocabulary or [PAD] disagrees with the model, a classifier without labels, window or anchor, a missing
-file — each is an error naming the file and the setting, and the output directory is left untouched.
+Everything is read and checked before anything is written: each error names the file and the setting, and
+the output directory is left untouched.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """The encoder-decoder (LED, BigBird-Pegasus, or one trained here): the `Encoder` with any attention pattern
 of the core, a `Decoder` of causal self-attention and cross-attention, word embeddings shared by both and tied
-to the output layer (plus a fixed per-token logits bias, BART's `final_logits_bias`).
-
-`Seq2SeqConfig` holds the encoder's `EncoderConfig` and the decoder's own sizes; the decoder shares the
-encoder's width, vocabulary, activation, LayerNorm placement and epsilon, embedding scale and norm, dropout,
-attention bias and initialisation. A checkpoint directory holds it as `config.json`
-(`save_checkpoint`); `load_seq2seq` reads one back and names an encoder-only checkpoint as such.
+to the output layer (plus a fixed per-token logits bias, BART's `final_logits_bias`). A checkpoint directory
+holds its `Seq2SeqConfig` as `config.json`; `load_seq2seq` reads one back.
 """
 
 from __future__ import annotations
@@ -24,10 +20,18 @@ from dnabird.config import build_config
 from dnabird.errors import CheckpointError, ConfigError, ParameterError
 from dnabird.io import write_text_atomic
 from dnabird.labels import IGNORE_INDEX
-from dnabird.model.checkpoint import CONFIG_FILE, WEIGHTS_FILE, load_weights, read_tensors
-from dnabird.model.config import EncoderConfig
+from dnabird.model.checkpoint import (
+    CONFIG_FILE,
+    WEIGHTS_FILE,
+    add_global_copies,
+    load_weights,
+    read_json,
+    read_tensors,
+    require_file,
+)
+from dnabird.model.config import EncoderConfig, check_positive_ints
 from dnabird.model.decoder import Decoder, DecoderCache
-from dnabird.model.encoder import Encoder, materialise
+from dnabird.model.encoder import Encoder, initialised
 
 DECODER_KEY = "decoder_layers"  # the config.json key that marks an encoder-decoder checkpoint
 
@@ -36,10 +40,8 @@ DECODER_KEY = "decoder_layers"  # the config.json key that marks an encoder-deco
 class Seq2SeqConfig:
     """An encoder-decoder's settings.
 
-    encoder: the encoder's `EncoderConfig` (any pattern; not causal; pooling other than "cls": there is no
-        pooler). The decoder takes its width, vocabulary, activation, pre_norm, layer_norm_eps,
-        embedding_norm, embedding_scale, embedding_dropout_before_norm, dropout, attention_dropout,
-        attention_bias and initializer_range.
+    encoder: the encoder's `EncoderConfig` (not causal; no "cls" pooling: there is no pooler), whose width,
+        vocabulary, LayerNorm, embedding, dropout, bias and initialisation settings the decoder shares.
     decoder_layers, decoder_heads, decoder_intermediate_size: the decoder's depth, heads and feed-forward width.
     max_decoder_positions: rows of the decoder's learned position table (the longest output + its start token).
     decoder_start_token_id: the token the decoder starts from; eos_token_id: the token that ends an output.
@@ -58,10 +60,8 @@ class Seq2SeqConfig:
     def __post_init__(self):
         if isinstance(self.encoder, dict):
             self.encoder = EncoderConfig.from_dict(self.encoder, source="encoder")
-        for name in ("decoder_layers", "decoder_heads", "decoder_intermediate_size", "max_decoder_positions"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ParameterError(name, value, "a positive integer")
+        check_positive_ints(self, ("decoder_layers", "decoder_heads", "decoder_intermediate_size",
+                                   "max_decoder_positions"))
         if self.encoder.hidden_size % self.decoder_heads:
             raise ParameterError("decoder_heads", self.decoder_heads,
                                  f"a divisor of the hidden size {self.encoder.hidden_size}")
@@ -103,15 +103,7 @@ class EncoderDecoder(nn.Module):
         self.config = config
         encoder = config.encoder
         self.encoder = Encoder(encoder, seed=seed)
-        with torch.device("meta"):
-            self.decoder = Decoder(
-                layers=config.decoder_layers, hidden=encoder.hidden_size, heads=config.decoder_heads,
-                intermediate=config.decoder_intermediate_size, max_positions=config.max_decoder_positions,
-                act=encoder.activation, eps=encoder.layer_norm_eps, bias=encoder.attention_bias,
-                dropout=encoder.dropout, attention_dropout=encoder.attention_dropout, pre_norm=encoder.pre_norm,
-                embedding_norm=encoder.embedding_norm, embedding_scale=encoder.embedding_scale,
-                dropout_before_norm=encoder.embedding_dropout_before_norm)
-        materialise(self.decoder, seed + 1, std=encoder.initializer_range)
+        self.decoder = initialised(lambda: Decoder(config), seed + 1, encoder.initializer_range)
         self.register_buffer("logits_bias", torch.zeros(encoder.vocab_size))
 
     @property
@@ -143,26 +135,16 @@ class EncoderDecoder(nn.Module):
         return Seq2SeqOutput(loss, logits)
 
 
-def is_seq2seq_checkpoint(directory: str | os.PathLike) -> bool:
-    """Whether the checkpoint in `directory` holds an encoder-decoder (its config has decoder settings)."""
-    path = Path(directory) / CONFIG_FILE
-    if not path.is_file():
-        raise CheckpointError(f"{path}: missing from the checkpoint directory")
-    try:
-        return DECODER_KEY in json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise CheckpointError(f"{path}: not valid JSON ({err})") from None
-
-
 def read_seq2seq_config(directory: str | os.PathLike) -> Seq2SeqConfig:
     """The `Seq2SeqConfig` of an encoder-decoder checkpoint; an encoder-only checkpoint is named as such."""
-    path = Path(directory) / CONFIG_FILE
-    if not is_seq2seq_checkpoint(directory):
+    path = require_file(directory, CONFIG_FILE)
+    data = read_json(path)
+    if DECODER_KEY not in data:
         raise CheckpointError(f"{directory}: an encoder-only checkpoint (its {CONFIG_FILE} has no decoder): "
                               "summarising needs an encoder-decoder, e.g. one imported with `dnabird import-hf "
                               "--architecture led|bigbird_pegasus` or trained by the summarise task")
     try:
-        return Seq2SeqConfig.from_dict(json.loads(path.read_text()), source=str(path))
+        return Seq2SeqConfig.from_dict(data, source=str(path))
     except (ConfigError, ParameterError) as err:
         raise CheckpointError(f"{path}: invalid encoder-decoder config: {err}") from None
 
@@ -179,8 +161,6 @@ def load_seq2seq(directory: str | os.PathLike, *, attention: dict | None = None)
             {**config.encoder.to_dict(), "attention": attention}, source=f"{directory}: attention"))
     model = EncoderDecoder(config)
     if attention is not None:
-        tensors = {**{name: tensors[name.replace(".global_", ".")] for name in model.state_dict()
-                      if ".global_" in name and name not in tensors and name.replace(".global_", ".") in tensors},
-                   **tensors}
+        tensors = add_global_copies(tensors, model)
     load_weights(model, tensors, source=str(Path(directory) / WEIGHTS_FILE))
     return model
