@@ -31,7 +31,7 @@ from typing import ClassVar, NamedTuple
 from dnabird.config import build_config
 from dnabird.errors import ConfigError, ParameterError
 from dnabird.io import write_json_atomic, write_text_atomic
-from dnabird.pipeline import RunContext, Stage, registered_stages
+from dnabird.pipeline import RunContext, Stage
 from dnabird.stages import finetune
 
 TRACKS = {"text_classification": "dnabird.stages.text_classify", "summarise": "dnabird.stages.text_summarise",
@@ -68,25 +68,6 @@ def track(task: str) -> Track:
     if task not in TRACKS:
         raise ParameterError("task", task, f"one of {sorted(['promoter', 'chromatin', *TRACKS])}")
     return importlib.import_module(TRACKS[task]).TRACK
-
-
-def filled(config, context: RunContext, out_dir: Path | None, data: dict, **top):
-    """`config` writing into `out_dir` (if given), each null field of `data` (field -> (stage, output)) and
-    each null top-level field in `top` taken from that earlier stage's output. A field of `data` written
-    `<stage>:<output>` (e.g. `text_data:summaries_warmup_train`) names another output of an earlier stage."""
-    data = {key: str(context.output(*(source if getattr(config.data, key) is None else _reference(config, key))))
-            for key, source in data.items() if getattr(config.data, key) is None or _reference(config, key)}
-    top = {key: str(context.output(*source)) for key, source in top.items() if getattr(config, key) is None}
-    if out_dir is not None:
-        top["train"] = dataclasses.replace(config.train, out_dir=str(out_dir))
-    return dataclasses.replace(config, data=dataclasses.replace(config.data, **data), **top)
-
-
-def _reference(config, key: str) -> tuple[str, str] | None:
-    """(stage, output) of a data field written `<stage>:<output>` with a registered stage's name, else None."""
-    value = getattr(config.data, key)
-    stage, sep, output = value.partition(":") if isinstance(value, str) else ("", "", "")
-    return (stage, output) if sep and stage in {s.name for s in registered_stages()} else None
 
 
 class Plan(NamedTuple):

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dnabird.pipeline import RunContext
-from dnabird.stages.compare import NamedModels, Track, comparison_stage, filled
+from dnabird.stages import filled, resuming
+from dnabird.stages.compare import NamedModels, Track, comparison_stage
 from dnabird.text.listops import ListOpsConfig, train_listops
-from dnabird.text.training import resumable
 
 SPLITS = ("train", "validation", "test")
 
@@ -30,7 +30,7 @@ class ListOpsStageConfig(NamedModels):
 
 def resolve(config: ListOpsConfig, context: RunContext, out_dir=None) -> ListOpsConfig:
     """Null splits from the `listops_data` stage, unless `data.directory` holds them."""
-    splits = {} if config.data.directory is not None else {split: ("listops_data", split) for split in SPLITS}
+    splits = {} if config.data.directory is not None else {f"data.{split}": ("listops_data", split) for split in SPLITS}
     return filled(config, context, out_dir, splits)
 
 
@@ -61,5 +61,5 @@ def results_table(reports: dict, seconds: dict, settings: dict) -> str:
 
 
 TRACK = Track(ListOpsConfig, resolve, lambda config, context: [config.data.path(split) for split in SPLITS],
-              lambda config, out_dir: train_listops(config, resume=resumable(config.train)), results_table)
+              resuming(train_listops), results_table)
 STAGE = comparison_stage("listops", ListOpsStageConfig)

@@ -21,8 +21,8 @@ from typing import ClassVar
 
 from dnabird.finetune.report import MODEL_ROW
 from dnabird.pipeline import RunContext
-from dnabird.stages import finetune
-from dnabird.stages.compare import NamedModels, Track, comparison_stage, filled
+from dnabird.stages import filled, finetune
+from dnabird.stages.compare import NamedModels, Track, comparison_stage
 from dnabird.text.classify import SPLITS, TASK, TextClassifyConfig
 
 
@@ -38,9 +38,9 @@ class TextClassifyStageConfig(NamedModels):
 def text_paths(outputs: str):
     """The `resolve` of a text task: null splits from the `text_data` stage's `<outputs>_<split>`, a null
     tokenizer from the `text_tokenizer` stage's."""
-    return lambda config, context, out_dir=None: filled(
-        config, context, out_dir, {split: ("text_data", f"{outputs}_{split}") for split in SPLITS},
-        tokenizer=("text_tokenizer", "model"))
+    sources = {f"data.{split}": ("text_data", f"{outputs}_{split}") for split in SPLITS}
+    return lambda config, context, out_dir=None: filled(config, context, out_dir,
+                                                        {**sources, "tokenizer": ("text_tokenizer", "model")})
 
 
 def inputs(config, context: RunContext) -> list:

@@ -12,12 +12,12 @@ time, then the lead-k baseline on each set of test documents (named by its model
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
+from dnabird.stages import resuming
 from dnabird.stages.compare import NamedModels, Track, comparison_stage
 from dnabird.stages.text_classify import inputs, model_row, text_paths
-from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, rouge_cell
+from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, finetune, rouge_cell
 
 
 @dataclass
@@ -49,12 +49,5 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
     return "\n".join(lines)
 
 
-def train(config: SummariseConfig, out_dir: Path) -> dict:
-    from dnabird.text.summarise_task import finetune
-
-    resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
-    return finetune(config, resume=resume)
-
-
-TRACK = Track(SummariseConfig, text_paths("summaries"), inputs, train, results_table)
+TRACK = Track(SummariseConfig, text_paths("summaries"), inputs, resuming(finetune), results_table)
 STAGE = comparison_stage("text_summarise", TextSummariseStageConfig)
