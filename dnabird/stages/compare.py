@@ -1,19 +1,11 @@
 """Stage `compare`: one task trained several ways on the same data, and one results table.
 
-Its config: `task` (promoter, chromatin, text_classification, summarise or listops), `base` (that task's
-settings shared by every run), `runs` (name -> the settings that run changes: mappings such as `data` and
-`train` merge key by key into the base's, `model_overrides` as encoder settings merge,
-`dnabird.model.config.merge_settings`) and `seed` (every run's, unless its entry sets one). A run whose entry
-says `init_from: <an earlier run>` starts from that run's fine-tuned weights (`<stage>/<name>/model`), e.g. a
-model warmed up on short inputs then trained at full length. Null paths come from earlier stages as in the
-task's own stage.
-
-Each run trains into `<stage>/<name>/` (one that finished before an interruption is not trained again, an
-interrupted one resumes from its checkpoints); then `results.json` (per run its settings and `report`) and
-`results.txt` (the task's table, also printed), which `dnabird report --results` reads.
-
-`promoter_compare`, `chromatin_compare` (the task's settings flat, plus `runs`), `text_classify`,
-`text_summarise` and `listops` (`base`, `models`, `seed`) are this stage with the task fixed.
+Its config: `task`, `base` (the task's settings shared by every run), `runs` (name -> the settings that run
+changes, mappings merged key by key, `model_overrides` as encoder settings merge) and `seed`; a run with
+`init_from: <an earlier run>` starts from that run's fine-tuned weights. Each run trains into `<stage>/<name>/`
+(a finished one is not trained again, an interrupted one resumes), then `results.json` and `results.txt`
+(docs/configuration.md). `promoter_compare`, `chromatin_compare`, `text_classify`, `text_summarise` and
+`listops` are this stage with the task fixed.
 """
 
 from __future__ import annotations

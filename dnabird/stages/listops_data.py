@@ -27,8 +27,11 @@ class ListOpsDataConfig:
     seed: int = 0
 
     def __post_init__(self):
-        listops.generate({}, min_length=self.min_length, max_length=self.max_length, max_depth=self.max_depth,
-                         max_args=self.max_args)  # validates the bounds
+        listops.generate({}, **self.bounds())  # validates the bounds
+
+    def bounds(self) -> dict[str, int]:
+        """The tree bounds as `listops.generate`'s keyword arguments."""
+        return {name: getattr(self, name) for name in ("min_length", "max_length", "max_depth", "max_args")}
 
 
 def inputs(config: ListOpsDataConfig, context: RunContext) -> list[Path]:
@@ -36,10 +39,8 @@ def inputs(config: ListOpsDataConfig, context: RunContext) -> list[Path]:
 
 
 def run(config: ListOpsDataConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    splits = listops.generate({"train": config.train, "validation": config.validation, "test": config.test},
-                              seed=config.seed, min_length=config.min_length, max_length=config.max_length,
-                              max_depth=config.max_depth, max_args=config.max_args)
-    return listops.write(stage_dir, splits)
+    sizes = {"train": config.train, "validation": config.validation, "test": config.test}
+    return listops.write(stage_dir, listops.generate(sizes, seed=config.seed, **config.bounds()))
 
 
 STAGE = Stage("listops_data", ListOpsDataConfig, inputs, run)

@@ -60,12 +60,17 @@ def _pretrain(report: dict) -> tuple[str, list[str]]:
     return headline, ["```text", format_report(report), "```"]
 
 
-def _promoter(report: dict) -> tuple[str, list[str]]:
+def _finetuned(report: dict) -> tuple[str, list[str]]:
+    """Promoter: test accuracy, F1 and AUROC; chromatin (groups of labels): the median AUROC per group."""
     from dnabird.finetune.report import format_table
 
     model = report["test"]["rows"]["fine-tuned model"]
-    headline = (f"test accuracy {_interval(model['accuracy'], model['ci95'].get('accuracy'))}, "
-                f"F1 {model['f1']:.3f}, AUROC {_interval(model['auroc'], model['ci95'].get('auroc'))}")
+    if "groups" in model:
+        headline = "median AUROC " + ", ".join(f"{group} {_interval(row['median_auroc'], model['ci95'].get(group))}"
+                                               for group, row in model["groups"].items())
+    else:
+        headline = (f"test accuracy {_interval(model['accuracy'], model['ci95'].get('accuracy'))}, "
+                    f"F1 {model['f1']:.3f}, AUROC {_interval(model['auroc'], model['ci95'].get('auroc'))}")
     return headline, ["```text", format_table(report), "```"]
 
 
@@ -94,16 +99,7 @@ def _variants(report: dict) -> tuple[str, list[str]]:
     return "; ".join(heads) + " (vs distant neutral / vs in-element controls)", lines
 
 
-def _chromatin(report: dict) -> tuple[str, list[str]]:
-    from dnabird.finetune.report import format_table
-
-    model = report["test"]["rows"]["fine-tuned model"]
-    headline = "median AUROC " + ", ".join(f"{group} {_interval(row['median_auroc'], model['ci95'].get(group))}"
-                                           for group, row in model["groups"].items())
-    return headline, ["```text", format_table(report), "```"]
-
-
-SUMMARIES = {"pretrain": _pretrain, "promoter": _promoter, "chromatin": _chromatin, "variants": _variants}
+SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "variants": _variants}
 
 
 def render(config: ReportConfig, out_dir: Path) -> str:

@@ -1,16 +1,9 @@
 """Stage `text_classify`: one or more classifiers on the same labelled splits, and one results table.
 
-Each entry of `models` names a run and the settings it changes from `base` (any `TextClassifyConfig` key:
-e.g. `data.max_length`, `data.keep`, `model_overrides`); `base` holds what they share. Every run goes through
-the fine-tuning recipe (`dnabird.finetune`, task `text_classification`) into `<stage>/<name>/` and resumes
-from its checkpoints when interrupted. Null paths come from the `text_data` stage (its long-range task) and
-the `text_tokenizer` stage. `results.json` and `results.txt` (a Markdown table) hold the results: per model
-its validation accuracy at the selected step and its test accuracy (95 % bootstrap interval) and F1, its
-wall time, then the baselines of the first model's report and the majority class.
-
-Staged training: a model whose entry says `init_from: <an earlier model's name>` starts from that model's
-fine-tuned weights (`<stage>/<name>/model`, the same tokenizer) instead of its own `pretrained`, e.g. a
-model warmed up on short inputs (`data: {max_length: 256, keep: ends}`) then trained at full length.
+A `compare` stage (`dnabird.stages.compare`) with task `text_classification`: `models` (name -> the settings it
+changes from `base`, or `init_from` an earlier model) train into `<stage>/<name>/`; null paths come from the
+`text_data` (long-range task) and `text_tokenizer` stages. `results.txt`: per model its selected validation
+accuracy, test accuracy (95 % interval), F1 and wall time, then the baselines and the majority class.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Stage `text_summarise`: several summarisation models on the same splits, and one results table.
 
-Each entry of `models` names a run and the settings it changes from `base` (any `SummariseConfig` key, e.g.
-`data.max_length` for a truncated encoder, `model_overrides` for the attention pattern); every run goes through
-the `summarise` task (`dnabird.text.summarise_task`) into `<stage>/<name>/`, resuming from its checkpoints when
-interrupted. Null paths come from the `text_data` stage (its summarisation task) and the `text_tokenizer`
-stage. `results.json` and `results.txt` (a Markdown table) hold per model its encoder's attention and length,
-the selected step and its validation ROUGE-L, its test ROUGE-1/2/L with 95 % bootstrap intervals and its wall
-time, then the lead-k baseline on each set of test documents (named by its models where there are several).
+A `compare` stage (`dnabird.stages.compare`) with task `summarise` (`dnabird.text.summarise_task`); null paths
+come from the `text_data` (summarisation task) and `text_tokenizer` stages. `results.txt`: per model its
+encoder's attention and length, the selected step and validation ROUGE-L, test ROUGE-1/2/L (95 % intervals)
+and wall time, then the lead-k baseline on each set of test documents (docs/summarisation.md).
 """
 
 from __future__ import annotations
