@@ -14,6 +14,11 @@ from dnabird.text.training import resumable
 TRAINED = {"model": "model", "report": "report.json", "metrics": "metrics.jsonl"}  # output -> file in the folder
 
 
+def outputs_of(*sources: tuple[str, str]) -> Callable[[object, RunContext], list[Path]]:
+    """A stage's `inputs`: the outputs (stage, name) of earlier stages it reads, whatever its config."""
+    return lambda config, context: [context.output(*source) for source in sources]
+
+
 def filled(config, context: RunContext, out_dir: Path | None, sources: Mapping[str, tuple[str, str]]):
     """`config` writing into `out_dir` (if given), each null field of `sources` (`field` or `data.field` ->
     (stage, output)) taken from that earlier stage's output. A data field written `<stage>:<output>` (e.g.

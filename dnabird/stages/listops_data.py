@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dnabird.datasets import listops
 from dnabird.pipeline import RunContext, Stage
+from dnabird.stages import outputs_of
 
 
 @dataclass
@@ -34,13 +35,9 @@ class ListOpsDataConfig:
         return {name: getattr(self, name) for name in ("min_length", "max_length", "max_depth", "max_args")}
 
 
-def inputs(config: ListOpsDataConfig, context: RunContext) -> list[Path]:
-    return []
-
-
 def run(config: ListOpsDataConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     sizes = {"train": config.train, "validation": config.validation, "test": config.test}
     return listops.write(stage_dir, listops.generate(sizes, seed=config.seed, **config.bounds()))
 
 
-STAGE = Stage("listops_data", ListOpsDataConfig, inputs, run)
+STAGE = Stage("listops_data", ListOpsDataConfig, outputs_of(), run)  # generated: reads nothing

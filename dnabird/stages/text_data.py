@@ -14,6 +14,7 @@ from pathlib import Path
 from dnabird.datasets import synthetic_summaries, synthetic_text
 from dnabird.errors import ParameterError
 from dnabird.pipeline import RunContext, Stage
+from dnabird.stages import outputs_of
 
 
 @dataclass
@@ -68,10 +69,6 @@ class TextDataConfig:
                 raise ParameterError(name, getattr(self, name), "an integer >= 0")
 
 
-def inputs(config: TextDataConfig, context: RunContext) -> list[Path]:
-    return []
-
-
 def run(config: TextDataConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     outputs: dict[str, Path] = {}
     if config.long_range is not None:
@@ -105,4 +102,4 @@ def run(config: TextDataConfig, context: RunContext, stage_dir: Path) -> dict[st
     return outputs
 
 
-STAGE = Stage("text_data", TextDataConfig, inputs, run)
+STAGE = Stage("text_data", TextDataConfig, outputs_of(), run)  # generated: reads nothing
