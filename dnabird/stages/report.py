@@ -14,6 +14,7 @@ from pathlib import Path
 
 from dnabird.io import write_text_atomic
 from dnabird.pipeline import STAGE_RECORD, RunContext, Stage
+from dnabird.results import finished_record
 
 SECTIONS = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "chromatin", "variants")
 
@@ -26,19 +27,10 @@ class ReportConfig:
     stages: list[str] = field(default_factory=lambda: list(SECTIONS))
 
 
-def _finished(context: RunContext, stage: str) -> dict | None:
-    path = context.out_dir / stage / STAGE_RECORD
-    if not path.is_file():
-        return None
-    record = json.loads(path.read_text())
-    return record if record.get("finished") else None
-
-
 def inputs(config: ReportConfig, context: RunContext) -> list[Path]:
     paths = []
-    for stage in config.stages:
-        if _finished(context, stage):
-            folder = context.out_dir / stage
+    for folder in (context.out_dir / stage for stage in config.stages):
+        if finished_record(folder):
             paths += [folder / name for name in ("report.json", "results.txt", STAGE_RECORD)
                       if (folder / name).is_file()]
     return paths
@@ -104,11 +96,10 @@ SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetu
 
 def render(config: ReportConfig, out_dir: Path) -> str:
     """The Markdown report of the finished stages under `out_dir`."""
-    context = RunContext(out_dir)
     rows, sections = [], []
     total = 0.0
     for stage in config.stages:
-        record = _finished(context, stage)
+        record = finished_record(out_dir / stage)
         if record is None:
             continue
         seconds = float(record.get("seconds") or 0.0)
