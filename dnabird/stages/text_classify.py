@@ -8,6 +8,7 @@ accuracy, test accuracy (95 % interval), F1 and wall time, then the baselines an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
@@ -51,14 +52,18 @@ def _f1(row: dict):
     return row.get("f1", row.get("macro_f1"))
 
 
-def model_row(name: str, config, report: dict, validation: float | None, scores: str, seconds: float,
-              *settings: str) -> str:
-    """A text model's table row: its name, attention, input tokens and `settings`, the selected step and its
-    validation figure, then `scores` (the test cells) and its wall time."""
-    attention = config.model_overrides.get("attention", {}).get("type", config.model)
-    shown = "n/a" if validation is None else f"{validation:.3f}"
-    return " | ".join([f"| {name}", attention, str(config.data.max_length), *settings, str(report["selection"]["step"]),
-                       shown, scores, f"{seconds:.0f} |"])
+def model_rows(reports: dict[str, dict], seconds: dict[str, float], settings: dict, validation: Callable,
+               scores: Callable, extra: Callable = lambda config: ()) -> list[str]:
+    """Each text model's table row: its name, attention, input tokens and `extra(config)`, the selected step and
+    `validation(report)`, then `scores(its test row)` (the test cells) and its wall time."""
+    rows = []
+    for name, report in reports.items():
+        config, value = settings[name], validation(report)
+        attention = config.model_overrides.get("attention", {}).get("type", config.model)
+        rows.append(" | ".join([f"| {name}", attention, str(config.data.max_length), *extra(config),
+                                str(report["selection"]["step"]), "n/a" if value is None else f"{value:.3f}",
+                                scores(report["test"]["rows"][MODEL_ROW]), f"{seconds[name]:.0f} |"]))
+    return rows
 
 
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, TextClassifyConfig]) -> str:
@@ -66,10 +71,8 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
     (from the first model's report) and the majority class."""
     lines = ["| model | attention | tokens | keeps | selected step | validation accuracy | test accuracy (95 % CI) "
              "| test F1 | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, report in reports.items():
-        row = report["test"]["rows"][MODEL_ROW]
-        lines.append(model_row(name, settings[name], report, report["selection"]["validation"].get("accuracy"),
-                               f"{_accuracy(row)} | {_f1(row):.3f}", seconds[name], settings[name].data.keep))
+    lines += model_rows(reports, seconds, settings, lambda report: report["selection"]["validation"].get("accuracy"),
+                        lambda row: f"{_accuracy(row)} | {_f1(row):.3f}", lambda config: [config.data.keep])
     first_name, first = next(iter(reports.items()))
     for scorer, row in first["test"]["rows"].items():
         if scorer != MODEL_ROW:
