@@ -1,9 +1,7 @@
-"""Stage `listops`: ListOps classifiers (`dnabird.text.listops`) on the same splits, and one results table.
+"""Stage `listops`: ListOps classifiers (`dnabird.text.listops`) on the `listops_data` splits, one results table.
 
-Each entry of `models` names a run and the settings it changes from `base` (any `ListOpsConfig` key;
-`model_overrides` and `train` merge key by key). Data paths left null come from the `listops_data` stage.
-`results.txt` is a Markdown table: per model its positional scheme, attention kernel, validation and test
-accuracy and training time, then the majority class of the training labels.
+A `compare` stage (`dnabird.stages.compare`) with task `listops`; `results.txt` holds per model its positional
+scheme, attention kernel, validation and test accuracy and training time, then the majority class.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Stage `report`: `report.md` in the run folder — every finished stage's wall time and headline figures,
-its tables as the stage printed them, and its plots (linked relative to the run folder, so the folder
-can be moved or browsed as it is).
-
-It reads only what earlier stages recorded (`<stage>/stage.json`, `report.json`, a comparison's
-`results.txt`, PNGs), so it runs in a second and re-runs whenever any of those changed.
-"""
+"""Stage `report`: `report.md` in the run folder — every finished stage's wall time and headline figures, its
+tables and its plots (linked relative to the run folder), read only from what the stages recorded."""
 
 from __future__ import annotations
 
