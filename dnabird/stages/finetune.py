@@ -44,14 +44,10 @@ def input_paths(task: str, config, context: RunContext) -> list[Path]:
     """The files a run reads (their content keys the stage)."""
     config = resolved(task, config, context)
     module = task_module(task)
-    paths = [Path(getattr(config.data, field)) for field in module.STAGE_INPUTS]
-    paths += [Path(getattr(config.data, field)) for field in getattr(module, "OPTIONAL_STAGE_INPUTS", {})
-              if getattr(config.data, field) is not None]
-    if config.tokenizer is not None:
-        paths.append(Path(config.tokenizer))
-    if config.pretrained != FROM_SCRATCH:
-        paths.append(Path(config.pretrained))
-    return paths
+    fields = [*module.STAGE_INPUTS, *getattr(module, "OPTIONAL_STAGE_INPUTS", {})]  # optional ones may stay null
+    values = [getattr(config.data, field) for field in fields] + [config.tokenizer]
+    values += [config.pretrained] if config.pretrained != FROM_SCRATCH else []
+    return [Path(value) for value in values if value is not None]
 
 
 def run(task: str, config, out_dir: Path) -> dict:
