@@ -16,23 +16,9 @@ from dnabird import __version__
 from dnabird.errors import DnabirdError, Interrupted
 from dnabird.progress import set_quiet
 
-COMMAND_MODULES = (  # in workflow order, as `dnabird --help` lists them
-    "dnabird.commands.fetch",
-    "dnabird.commands.corpus",
-    "dnabird.commands.tokenizer",
-    "dnabird.commands.shards",
-    "dnabird.commands.pretrain",
-    "dnabird.commands.evaluate",
-    "dnabird.commands.finetune",
-    "dnabird.commands.score",
-    "dnabird.commands.ism",
-    "dnabird.commands.embed",
-    "dnabird.commands.text",
-    "dnabird.commands.run",
-    "dnabird.commands.report",
-    "dnabird.commands.import_hf",
-    "dnabird.commands.info",
-)
+COMMAND_MODULES = tuple(f"dnabird.commands.{name}" for name in (  # in workflow order, as `dnabird --help` lists them
+    "fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "finetune", "score", "ism", "embed", "text",
+    "run", "report", "import_hf", "info"))
 
 
 def build_parser() -> argparse.ArgumentParser:

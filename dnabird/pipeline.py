@@ -1,34 +1,13 @@
 """`dnabird run PIPELINE.yaml`: named stages in a fixed order, each skipped when nothing it reads changed.
 
-A pipeline YAML has `out_dir`, `seed` and one section per stage to run (stage name -> its config
-keys). Stages run in registry order (`STAGE_MODULES`); each owns the folder `out_dir/<stage>/`
-and keeps there `stage.json`: its key (config and fingerprint of its inputs) and, once it
-finished, its outputs, versions and time. A stage that draws random numbers has a `seed` field
-in its config, which defaults to the pipeline's `seed`.
+A pipeline YAML has `out_dir`, `seed` and one section per stage (stage name -> its config keys); stages run in
+`STAGE_MODULES` order (adding a stage is one line there), each in `out_dir/<stage>/` with its `stage.json`.
+Skipping, resuming, seeds, `run.json` and relative paths: docs/configuration.md, "How a run behaves".
 
-- Same key, finished, outputs present: the stage is skipped.
-- Same key, not finished (interrupted): the stage runs again in its folder and resumes from
-  the parts it completed (corpus parts, shards), not from scratch.
-- Different key: the folder is emptied and the stage runs afresh.
-
-The fingerprint of a file up to 2 MiB is the sha256 of its content; of a larger file, its size,
-modification time and the sha256 of its first and last MiB (cheap on multi-GB genomes; a
-same-size edit in the middle is caught by the mtime). A directory is the fingerprint of every
-file below it. So a small output rewritten with the same bytes (a retrained tokenizer) does not
-re-run later stages, while a regenerated large file does.
-
-A stage reads earlier stages' outputs from this run or, when the pipeline leaves those stages
-out, from their finished records in the same `out_dir`.
-
-Each run also writes `out_dir/run.json` (resolved config, seed, versions, each stage's status and
-time, outputs; for a failed run also the failed stage and its error) and `out_dir/config.yaml`, the
-resolved config that `dnabird run` accepts again.
-
-Paths in `run.json`, `stage.json` and each stage's `report.json` are recorded relative to `out_dir` when
-they lie inside it, else absolute, so the run folder can be moved or read from any working directory:
-`load_run_record(out_dir)` returns the record with every output path resolved.
-
-Adding a stage is one line: its module (exposing `STAGE`) in `STAGE_MODULES`.
+The fingerprint of a file up to 2 MiB is the sha256 of its content; of a larger file, its size, modification
+time and the sha256 of its first and last MiB; of a directory, that of every file below it. So a small output
+rewritten with the same bytes (a retrained tokenizer) does not re-run later stages, while a regenerated large
+file does.
 """
 
 from __future__ import annotations
@@ -51,29 +30,10 @@ from dnabird.errors import ConfigError
 from dnabird.io import check_outputs, file_fingerprint, write_json_atomic, write_text_atomic
 from dnabird.provenance import versions
 
-STAGE_MODULES = (
-    "dnabird.stages.fetch",
-    "dnabird.stages.corpus",
-    "dnabird.stages.tokenizer",
-    "dnabird.stages.shards",
-    "dnabird.stages.pretrain",
-    "dnabird.stages.promoter",
-    "dnabird.stages.promoter_compare",
-    "dnabird.stages.chromatin",
-    "dnabird.stages.chromatin_compare",
-    "dnabird.stages.variants",
-    "dnabird.stages.text_data",
-    "dnabird.stages.text_tokenizer",
-    "dnabird.stages.text_mlm",
-    "dnabird.stages.text_classify",
-    "dnabird.stages.text_qa",
-    "dnabird.stages.text_summarise",
-    "dnabird.stages.charlm",
-    "dnabird.stages.listops_data",
-    "dnabird.stages.listops",
-    "dnabird.stages.compare",
-    "dnabird.stages.report",
-)
+STAGE_MODULES = tuple(f"dnabird.stages.{name}" for name in (  # in run order
+    "fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "promoter_compare", "chromatin",
+    "chromatin_compare", "variants", "text_data", "text_tokenizer", "text_mlm", "text_classify", "text_qa",
+    "text_summarise", "charlm", "listops_data", "listops", "compare", "report"))
 PIPELINE_KEYS = ("out_dir", "seed")
 STAGE_RECORD = "stage.json"
 RESOLVED_CONFIG = "config.yaml"

@@ -104,6 +104,13 @@ def figures(stage_dir: str | os.PathLike) -> list[Figure]:
     return found
 
 
+def finished_record(stage_dir: str | os.PathLike) -> dict | None:
+    """A stage folder's record (`stage.json`) if the stage finished, else None; an unreadable one raises."""
+    path = Path(stage_dir) / STAGE_RECORD
+    record = _read(path) if path.is_file() else {}
+    return record if record.get("finished") else None
+
+
 def _read(path: Path) -> dict:
     try:
         return json.loads(path.read_text())
@@ -138,11 +145,8 @@ def summarise_run(run_dir: str | os.PathLike) -> RunSummary:
     found, seconds, stage_versions, keys = [], 0.0, {}, {}
     order = {stage.name: index for index, stage in enumerate(registered_stages())}
     for stage in sorted(record.get("stages", {}), key=lambda name: order.get(name, len(order))):
-        stage_record = run_dir / stage / STAGE_RECORD
-        if not stage_record.is_file():
-            continue
-        entry = _read(stage_record)
-        if not entry.get("finished"):
+        entry = finished_record(run_dir / stage)
+        if entry is None:
             continue
         seconds += float(entry.get("seconds") or 0.0)
         stage_versions = entry.get("versions") or stage_versions

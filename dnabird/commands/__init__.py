@@ -15,6 +15,11 @@ def add_command(subparsers, name: str, run: Callable[[argparse.Namespace], int],
     return parser
 
 
+def options(args: argparse.Namespace, *names: str) -> dict:
+    """The parsed values of the options `names` (their dests), as keyword arguments."""
+    return {name: getattr(args, name) for name in names}
+
+
 def add_overrides(parser: argparse.ArgumentParser, example: str | None = None) -> None:
     """The trailing `key.sub=value …` arguments that override config values (`example`: shown in the help)."""
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dnabird.commands import add_command
+from dnabird.commands import add_command, options
 from dnabird.data.corpus import CorpusConfig, build_corpus
 
 _DEFAULTS = CorpusConfig()
@@ -12,12 +12,9 @@ _DEFAULTS = CorpusConfig()
 
 def run(args: argparse.Namespace) -> int:
     config = CorpusConfig(
-        passes=args.passes, seed=args.seed,
         min_sentence_bp=args.sentence_bp[0], max_sentence_bp=args.sentence_bp[1],
         min_document_sentences=args.document_sentences[0], max_document_sentences=args.document_sentences[1],
-        max_offset_bp=args.max_offset_bp, max_n_fraction=args.max_n_fraction,
-        contigs=args.contigs, held_out=args.held_out,
-    )
+        **options(args, "passes", "seed", "max_offset_bp", "max_n_fraction", "contigs", "held_out"))
     report = build_corpus(args.fasta, args.out, config)
     for split, counts in report["splits"].items():
         print(f"{split:>8}: {counts['documents']} documents, {counts['sentences']} sentences, "

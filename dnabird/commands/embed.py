@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from dnabird.commands import add_command
+from dnabird.commands import add_command, options
 from dnabird.errors import ParameterError
 
 
@@ -23,8 +23,8 @@ def run(args: argparse.Namespace) -> int:
         if args.genome is None:
             raise ParameterError("--genome", None, "a FASTA for --regions")
         genome, regions = Genome(args.genome), args.regions
-    vectors = embed(args.model, genome, regions, pooling=args.pooling, eval_length=args.eval_length,
-                    batch_size=args.batch_size, device=args.device, out=args.out)
+    vectors = embed(args.model, genome, regions,
+                    **options(args, "pooling", "eval_length", "batch_size", "device", "out"))
     print(f"wrote {args.out}: {vectors.shape[0]} vectors of size {vectors.shape[1]} ({args.pooling} pooling)")
     return 0
 

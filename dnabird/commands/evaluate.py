@@ -1,23 +1,18 @@
-"""`dnabird evaluate CHECKPOINT`: held-out MLM accuracy, NSP accuracy and bits per base of a pretrained model.
-
-Without options it repeats the held-out evaluation of the pretraining run that wrote the checkpoint (its
-shards and settings, from the run's `run.json`), so it reproduces that run's `report.json`.
-"""
+"""`dnabird evaluate CHECKPOINT`: held-out MLM accuracy, NSP accuracy and bits per base of a pretrained model
+(options left out: those of the pretraining run that wrote it, from its `run.json`)."""
 
 from __future__ import annotations
 
 import argparse
 
-from dnabird.commands import add_command
+from dnabird.commands import add_command, options
 
 
 def run(args: argparse.Namespace) -> int:
     from dnabird.pretraining.evaluate import evaluate_checkpoint, format_report
 
-    report = evaluate_checkpoint(args.checkpoint, args.shards, train_shards=args.train_shards,
-                                 max_length=args.max_length, mask_rate=args.mask_rate,
-                                 num_examples=args.examples, batch_size=args.batch_size, seed=args.seed,
-                                 device=args.device, out=args.out)
+    report = evaluate_checkpoint(args.checkpoint, args.shards, num_examples=args.examples, **options(
+        args, "train_shards", "max_length", "mask_rate", "batch_size", "seed", "device", "out"))
     print(format_report(report))
     return 0
 

@@ -1,11 +1,7 @@
-"""`dnabird finetune TASK --config FILE [--pretrained DIR|none] [--source bundle|windows] [--out DIR] [--resume]
-[key.sub=value …]`: fine-tune a pretrained encoder (or the same model from scratch)
-on a supervised task and report it on the test split.
+"""`dnabird finetune TASK --config FILE`: fine-tune a pretrained encoder (or one from scratch) on a task.
 
-FILE is a task config (the keys of the task's config, e.g. `PromoterConfig`) or a pipeline YAML whose
-section named TASK is used, its null paths taken from the pipeline's finished stages (output: the
-pipeline's `OUT_DIR/TASK`, unless `--out` says otherwise).
-"""
+FILE is a task config or a pipeline YAML whose section TASK is used, its null paths from the pipeline's
+finished stages (`dnabird.stages.finetune.from_pipeline`)."""
 
 from __future__ import annotations
 

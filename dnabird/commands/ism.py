@@ -6,8 +6,8 @@ import argparse
 import re
 from pathlib import Path
 
-from dnabird.commands import add_command
-from dnabird.commands.score import add_model_options
+from dnabird.commands import add_command, options
+from dnabird.commands.score import MODEL_OPTIONS, add_model_options
 from dnabird.errors import ParameterError
 
 
@@ -23,9 +23,7 @@ def run(args: argparse.Namespace) -> int:
             raise ParameterError("--plot", output, f"one of the model's outputs {outputs[:10]}")
     check_outputs([out / name for name in ("ism.h5", "ism.tsv", *(plot_name(o) for o in args.plot or outputs[:1]))],
                   folders=[out], inputs=[args.genome, f"{args.genome}.fai"])
-    result = saturation_mutagenesis(args.model, args.genome, args.region, method=args.method, rc=args.rc,
-                                    window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
-                                    batch_size=args.batch_size, device=args.device)
+    result = saturation_mutagenesis(args.model, args.genome, args.region, **options(args, *MODEL_OPTIONS))
     out.mkdir(parents=True, exist_ok=True)
     result.to_hdf5(out / "ism.h5")
     result.scores.to_tsv(out / "ism.tsv")

@@ -1,7 +1,5 @@
-"""`dnabird pretrain --config STAGE.yaml [--resume] [key.sub=value …]`: MLM + NSP pretraining.
-
-Under torchrun it trains on every process (DDP); see `dnabird.train.distributed` for the launch lines.
-"""
+"""`dnabird pretrain --config STAGE.yaml [--resume] [key.sub=value …]`: MLM + NSP pretraining (DDP under
+torchrun, `dnabird.train.distributed`)."""
 
 from __future__ import annotations
 

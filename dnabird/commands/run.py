@@ -1,8 +1,5 @@
-"""`dnabird run PIPELINE.yaml [key.sub=value ...]`: run a pipeline's stages, skipping those up to date.
-
-`--print-config` prints the resolved config instead (defaults filled in, overrides applied); without a
-pipeline, the default config of every stage.
-"""
+"""`dnabird run PIPELINE.yaml [key.sub=value ...]`: run a pipeline's stages, skipping those up to date, or
+print its resolved config (`--print-config`)."""
 
 from __future__ import annotations
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dnabird.commands import add_command
+from dnabird.commands import add_command, options
 
 FORMATS = ("tsv", "hdf5", "vcf")
+MODEL_OPTIONS = ("method", "rc", "window_bp", "eval_length", "flank_bp", "batch_size", "device")  # of add_model_options
 
 
 def output_format(path: str, given: str | None) -> str:
@@ -27,19 +28,17 @@ def run(args: argparse.Namespace) -> int:
     from dnabird.variants.writers import write_skipped
 
     out = Path(args.out)
-    check_outputs([out, out.with_name(out.name + ".unscored.tsv"), out.with_name(out.name + ".json")],
-                  inputs=[args.vcf, args.genome, f"{args.genome}.fai", args.tss])
+    skipped, record = (out.with_name(out.name + suffix) for suffix in (".unscored.tsv", ".json"))
+    check_outputs([out, skipped, record], inputs=[args.vcf, args.genome, f"{args.genome}.fai", args.tss])
     ctx = distributed.setup(args.device)  # under torchrun: joins the process group score_variants uses
-    scores = score_variants(args.model, args.genome, args.vcf, method=args.method, rc=args.rc, tss=args.tss,
-                            window_bp=args.window_bp, eval_length=args.eval_length, flank_bp=args.flank_bp,
-                            on_ref_mismatch=args.on_ref_mismatch, batch_size=args.batch_size, device=args.device)
+    scores = score_variants(args.model, args.genome, args.vcf, tss=args.tss, on_ref_mismatch=args.on_ref_mismatch,
+                            **options(args, *MODEL_OPTIONS))
     if ctx.is_main:
         kind = output_format(args.out, args.format)
         {"tsv": scores.to_tsv, "hdf5": scores.to_hdf5, "vcf": lambda p: scores.to_vcf(p, args.vcf)}[kind](out)
-        skipped = out.with_name(out.name + ".unscored.tsv")
         write_skipped(scores, skipped)
         summary = scores.summary()
-        write_json_atomic(out.with_name(out.name + ".json"), {"settings": scores.settings, "summary": summary})
+        write_json_atomic(record, {"settings": scores.settings, "summary": summary})
         print(f"wrote {out} ({kind}): {summary['scored_alleles']} alleles scored in {summary['scored_windows']} "
               f"windows; {summary['skipped_alleles']} not scored (reasons in {skipped.name})")
         for reason, count in summary["skipped_by_reason"].items():

@@ -1,8 +1,5 @@
-"""`dnabird text …`: the NLP track's commands — tokenizer, mlm, classify, qa, charlm, summarise, triviaqa-to-squad.
-
-Each training command reads a YAML of its config's keys (`--config`) with `key.sub=value` overrides; the
-same sections run as stages of `dnabird run` (pipelines/text_*.yaml, pipelines/charlm.yaml).
-"""
+"""`dnabird text …`: the NLP track's commands (tokenizer, mlm, classify, qa, charlm, summarise,
+triviaqa-to-squad); the training commands read a YAML of their config's keys, as the `dnabird run` stages do."""
 
 from __future__ import annotations
 
@@ -10,15 +7,14 @@ import argparse
 import json
 import sys
 
-from dnabird.commands import add_command, add_resume_and_overrides, print_token_ids
+from dnabird.commands import add_command, add_resume_and_overrides, options, print_token_ids
 
 
 def tokenizer_train(args: argparse.Namespace) -> int:
     from dnabird.data.text_tokenizer import SPECIAL_NAMES, TextTokenizerConfig, train_on_files
 
-    config = TextTokenizerConfig(vocab_size=args.vocab_size, model_type=args.model_type,
-                                 byte_fallback=not args.no_byte_fallback, sample_lines=args.sample_lines,
-                                 seed=args.seed, text_field=args.text_field)
+    config = TextTokenizerConfig(byte_fallback=not args.no_byte_fallback,
+                                 **options(args, "vocab_size", "model_type", "sample_lines", "seed", "text_field"))
     tokenizer = train_on_files(args.files, args.out, config)
     specials = ", ".join(f"{name}={getattr(tokenizer, name + '_id')}" for name in SPECIAL_NAMES)
     print(f"wrote {args.out} (vocab {tokenizer.vocab_size}, sha256 {tokenizer.hash}; {specials})")
@@ -58,8 +54,7 @@ def summarise(args: argparse.Namespace) -> int:
 
     settings = GenerationSettings(num_beams=args.num_beams, length_penalty=args.length_penalty,
                                   max_length=args.max_summary_tokens)
-    summariser = Summariser.load(args.model, settings=settings, max_length=args.max_length, on_long=args.on_long,
-                                 batch_size=args.batch_size)
+    summariser = Summariser.load(args.model, settings=settings, **options(args, "max_length", "on_long", "batch_size"))
     for written in summarise_files(summariser, args.inputs, document_field=args.document_field):
         print(f"wrote {written}")
     return 0

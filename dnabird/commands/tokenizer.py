@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dnabird.commands import add_command, print_token_ids
+from dnabird.commands import add_command, options, print_token_ids
 from dnabird.data.tokenizer import TokenizerConfig, load_tokenizer, train_on_corpus
 
 _DEFAULTS = TokenizerConfig()
 
 
 def train(args: argparse.Namespace) -> int:
-    config = TokenizerConfig(vocab_size=args.vocab_size, max_piece_length=args.max_piece_length,
-                             sample_sentences=args.sample_sentences, heldout_sentences=args.heldout_sentences,
-                             seed=args.seed)
+    config = TokenizerConfig(**options(args, "vocab_size", "max_piece_length", "sample_sentences",
+                                       "heldout_sentences", "seed"))
     tokenizer, report = train_on_corpus(args.corpus, args.out, config)
     print(f"wrote {args.out} (vocab {tokenizer.vocab_size}, sha256 {tokenizer.hash})")
     if report["heldout_bp_per_token"] is not None:

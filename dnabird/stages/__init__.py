@@ -1,1 +1,75 @@
-"""Pipeline stages: each module adapts one library step to `dnabird run` and exposes `STAGE`."""
+"""Pipeline stages: each module adapts one library step to `dnabird run` and exposes `STAGE`. The helpers below
+fill a section's null paths from earlier stages and make a training stage."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from dnabird.errors import ConfigError
+from dnabird.pipeline import RunContext, Stage, load_pipeline, registered_stages
+from dnabird.text.training import resumable
+
+TRAINED = {"model": "model", "report": "report.json", "metrics": "metrics.jsonl"}  # output -> file in the folder
+
+
+def outputs_of(*sources: tuple[str, str]) -> Callable[[object, RunContext], list[Path]]:
+    """A stage's `inputs`: the outputs (stage, name) of earlier stages it reads, whatever its config."""
+    return lambda config, context: [context.output(*source) for source in sources]
+
+
+def filled(config, context: RunContext, out_dir: Path | None, sources: Mapping[str, tuple[str, str]]):
+    """`config` writing into `out_dir` (if given), each null field of `sources` (`field` or `data.field` ->
+    (stage, output)) taken from that earlier stage's output. A data field written `<stage>:<output>` (e.g.
+    `text_data:summaries_warmup_train`) names another output of an earlier stage."""
+    changes, data = {}, {}
+    for name, source in sources.items():
+        section, _, key = name.rpartition(".")
+        value = getattr(config.data if section else config, key)
+        reference = _reference(value) if section else None
+        if value is None or reference:
+            (data if section else changes)[key] = str(context.output(*(reference or source)))
+    if data:
+        changes["data"] = dataclasses.replace(config.data, **data)
+    if out_dir is not None:
+        changes["train"] = dataclasses.replace(config.train, out_dir=str(out_dir))
+    return dataclasses.replace(config, **changes)
+
+
+def _reference(value) -> tuple[str, str] | None:
+    """(stage, output) of a value written `<stage>:<output>` with a registered stage's name, else None."""
+    stage, sep, output = value.partition(":") if isinstance(value, str) else ("", "", "")
+    return (stage, output) if sep and stage in {s.name for s in registered_stages()} else None
+
+
+def resuming(train: Callable) -> Callable:
+    """`train(config, resume=...)` as a track's `train(config, out_dir)`, resuming when `config.train.out_dir`
+    holds checkpoints (`dnabird.text.training.resumable`); returns the report."""
+    return lambda config, out_dir=None: train(config, resume=resumable(config.train))
+
+
+def training_stage(name: str, config: type, train: Callable, sources: Mapping[str, tuple[str, str]],
+                   outputs: Mapping[str, str] = TRAINED) -> Stage:
+    """The stage `name` running `train(config, resume=...)` in its folder (resuming from its checkpoints), null
+    paths from earlier stages (`filled` with `sources`, which it reads); outputs: name -> file in the folder."""
+
+    def inputs(config, context: RunContext) -> list[Path]:
+        resolved = filled(config, context, None, sources)
+        values = [getattr(resolved.data if "." in key else resolved, key.rpartition(".")[2]) for key in sources]
+        return [Path(p) for value in values for p in ([value] if isinstance(value, str) else value)]
+
+    def run(config, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+        resuming(train)(filled(config, context, stage_dir, sources))
+        return {output: stage_dir / file for output, file in outputs.items()}
+
+    return Stage(name, config, inputs, run)
+
+
+def pipeline_section(name: str, path: str | Path, overrides, resolve: Callable):
+    """A pipeline YAML's section `name`, `resolve(config, context, out_dir)` filling its null paths from the
+    finished earlier stages under the pipeline's `out_dir` and writing into `out_dir/<name>`."""
+    pipeline = load_pipeline(path, overrides)
+    if name not in pipeline.stages:
+        raise ConfigError(f"{path}: no {name!r} section")
+    return resolve(pipeline.stages[name], RunContext(pipeline.out_dir), pipeline.out_dir / name)

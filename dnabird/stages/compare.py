@@ -1,19 +1,11 @@
 """Stage `compare`: one task trained several ways on the same data, and one results table.
 
-Its config: `task` (promoter, chromatin, text_classification, summarise or listops), `base` (that task's
-settings shared by every run), `runs` (name -> the settings that run changes: mappings such as `data` and
-`train` merge key by key into the base's, `model_overrides` as encoder settings merge,
-`dnabird.model.config.merge_settings`) and `seed` (every run's, unless its entry sets one). A run whose entry
-says `init_from: <an earlier run>` starts from that run's fine-tuned weights (`<stage>/<name>/model`), e.g. a
-model warmed up on short inputs then trained at full length. Null paths come from earlier stages as in the
-task's own stage.
-
-Each run trains into `<stage>/<name>/` (one that finished before an interruption is not trained again, an
-interrupted one resumes from its checkpoints); then `results.json` (per run its settings and `report`) and
-`results.txt` (the task's table, also printed), which `dnabird report --results` reads.
-
-`promoter_compare`, `chromatin_compare` (the task's settings flat, plus `runs`), `text_classify`,
-`text_summarise` and `listops` (`base`, `models`, `seed`) are this stage with the task fixed.
+Its config: `task`, `base` (the task's settings shared by every run), `runs` (name -> the settings that run
+changes, mappings merged key by key, `model_overrides` as encoder settings merge) and `seed`; a run with
+`init_from: <an earlier run>` starts from that run's fine-tuned weights. Each run trains into `<stage>/<name>/`
+(a finished one is not trained again, an interrupted one resumes), then `results.json` and `results.txt`
+(docs/configuration.md). `promoter_compare`, `chromatin_compare`, `text_classify`, `text_summarise` and
+`listops` are this stage with the task fixed.
 """
 
 from __future__ import annotations
@@ -31,7 +23,7 @@ from typing import ClassVar, NamedTuple
 from dnabird.config import build_config
 from dnabird.errors import ConfigError, ParameterError
 from dnabird.io import write_json_atomic, write_text_atomic
-from dnabird.pipeline import RunContext, Stage, registered_stages
+from dnabird.pipeline import RunContext, Stage
 from dnabird.stages import finetune
 
 TRACKS = {"text_classification": "dnabird.stages.text_classify", "summarise": "dnabird.stages.text_summarise",
@@ -68,25 +60,6 @@ def track(task: str) -> Track:
     if task not in TRACKS:
         raise ParameterError("task", task, f"one of {sorted(['promoter', 'chromatin', *TRACKS])}")
     return importlib.import_module(TRACKS[task]).TRACK
-
-
-def filled(config, context: RunContext, out_dir: Path | None, data: dict, **top):
-    """`config` writing into `out_dir` (if given), each null field of `data` (field -> (stage, output)) and
-    each null top-level field in `top` taken from that earlier stage's output. A field of `data` written
-    `<stage>:<output>` (e.g. `text_data:summaries_warmup_train`) names another output of an earlier stage."""
-    data = {key: str(context.output(*(source if getattr(config.data, key) is None else _reference(config, key))))
-            for key, source in data.items() if getattr(config.data, key) is None or _reference(config, key)}
-    top = {key: str(context.output(*source)) for key, source in top.items() if getattr(config, key) is None}
-    if out_dir is not None:
-        top["train"] = dataclasses.replace(config.train, out_dir=str(out_dir))
-    return dataclasses.replace(config, data=dataclasses.replace(config.data, **data), **top)
-
-
-def _reference(config, key: str) -> tuple[str, str] | None:
-    """(stage, output) of a data field written `<stage>:<output>` with a registered stage's name, else None."""
-    value = getattr(config.data, key)
-    stage, sep, output = value.partition(":") if isinstance(value, str) else ("", "", "")
-    return (stage, output) if sep and stage in {s.name for s in registered_stages()} else None
 
 
 class Plan(NamedTuple):

@@ -10,10 +10,7 @@ from pathlib import Path
 
 from dnabird.data.corpus import CorpusConfig, build_corpus
 from dnabird.pipeline import RunContext, Stage
-
-
-def inputs(config: CorpusConfig, context: RunContext) -> list[Path]:
-    return [context.output("fetch", "fasta")]
+from dnabird.stages import outputs_of
 
 
 def run(config: CorpusConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
@@ -21,4 +18,4 @@ def run(config: CorpusConfig, context: RunContext, stage_dir: Path) -> dict[str,
     return {"corpus": stage_dir, "report": stage_dir / "report.json"}
 
 
-STAGE = Stage("corpus", CorpusConfig, inputs, run)
+STAGE = Stage("corpus", CorpusConfig, outputs_of(("fetch", "fasta")), run)

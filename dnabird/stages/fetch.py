@@ -39,19 +39,20 @@ def genome_fasta(files: dict[str, Path], source: str) -> Path:
     if "fasta" in files:
         return Path(files["fasta"])
     candidates = [Path(p) for p in files.values() if Path(p).suffix in FASTA_SUFFIXES]
-    if len(candidates) != 1:
-        raise ConfigError(f"fetch: source {source!r} yields {len(candidates)} FASTA files "
-                          f"({', '.join(p.name for p in candidates) or 'none'}), expected one genome")
-    return candidates[0]
+    return _only(candidates, f"source {source!r} yields {len(candidates)} FASTA files", "one genome")
 
 
 def single_file(files: dict[str, Path], source: str, role: str) -> Path:
     """The one file a downloaded source yields for `role`: what was unpacked from it, else the download."""
     downloads = {f.filename for f in find_manifest(source).files}
     candidates = [Path(p) for name, p in files.items() if name not in downloads] or [Path(p) for p in files.values()]
+    return _only(candidates, f"extra source {source!r} for {role!r} yields {len(candidates)} files", "one")
+
+
+def _only(candidates: list[Path], found: str, expected: str) -> Path:
+    """The one candidate, else an error naming what was `found` (and the candidates) and what was `expected`."""
     if len(candidates) != 1:
-        raise ConfigError(f"fetch: extra source {source!r} for {role!r} yields {len(candidates)} files "
-                          f"({', '.join(p.name for p in candidates) or 'none'}), expected one")
+        raise ConfigError(f"fetch: {found} ({', '.join(p.name for p in candidates) or 'none'}), expected {expected}")
     return candidates[0]
 
 

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from dnabird.errors import ConfigError
 from dnabird.finetune.config import FROM_SCRATCH
-from dnabird.pipeline import RunContext, Stage, load_pipeline
+from dnabird.pipeline import RunContext, Stage
+from dnabird.stages import TRAINED, pipeline_section
 from dnabird.tasks import task_module
+from dnabird.text.training import resumable
 
 
 def resolved(task: str, config, context: RunContext, out_dir: Path | None = None):
@@ -42,31 +44,24 @@ def input_paths(task: str, config, context: RunContext) -> list[Path]:
     """The files a run reads (their content keys the stage)."""
     config = resolved(task, config, context)
     module = task_module(task)
-    paths = [Path(getattr(config.data, field)) for field in module.STAGE_INPUTS]
-    paths += [Path(getattr(config.data, field)) for field in getattr(module, "OPTIONAL_STAGE_INPUTS", {})
-              if getattr(config.data, field) is not None]
-    if config.tokenizer is not None:
-        paths.append(Path(config.tokenizer))
-    if config.pretrained != FROM_SCRATCH:
-        paths.append(Path(config.pretrained))
-    return paths
+    fields = [*module.STAGE_INPUTS, *getattr(module, "OPTIONAL_STAGE_INPUTS", {})]  # optional ones may stay null
+    values = [getattr(config.data, field) for field in fields] + [config.tokenizer]
+    values += [config.pretrained] if config.pretrained != FROM_SCRATCH else []
+    return [Path(value) for value in values if value is not None]
 
 
 def run(task: str, config, out_dir: Path) -> dict:
-    """Fine-tune into `out_dir`, resuming from its checkpoints when an earlier attempt left some."""
+    """Fine-tune into `out_dir` (`config.train.out_dir`), resuming from its checkpoints when an earlier attempt
+    left some."""
     from dnabird.tasks import finetune
 
-    resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
-    return finetune(task, config, resume=resume)
+    return finetune(task, config, resume=resumable(config.train))
 
 
 def from_pipeline(task: str, path: str | Path, overrides: list[str] = ()):
     """A pipeline YAML's `task` section, its null paths taken from the finished earlier stages under
     `out_dir`, writing into `out_dir/<task>` (what `dnabird finetune TASK --config PIPELINE.yaml` runs)."""
-    pipeline = load_pipeline(path, overrides)
-    if task not in pipeline.stages:
-        raise ConfigError(f"{path}: no {task!r} section")
-    return resolved(task, pipeline.stages[task], RunContext(pipeline.out_dir), pipeline.out_dir / task)
+    return pipeline_section(task, path, overrides, partial(resolved, task))
 
 
 def merge(base: dict, overrides: dict) -> dict:
@@ -83,7 +78,6 @@ def stage(task: str, config: type, **files: str) -> Stage:
 
     def run_stage(config, context: RunContext, stage_dir: Path) -> dict[str, Path]:
         run(task, resolved(task, config, context, stage_dir), stage_dir)
-        return {"model": stage_dir / "model", "report": stage_dir / "report.json",
-                "metrics": stage_dir / "metrics.jsonl", **{name: stage_dir / file for name, file in files.items()}}
+        return {name: stage_dir / file for name, file in {**TRAINED, **files}.items()}
 
     return Stage(task, config, partial(input_paths, task), run_stage)

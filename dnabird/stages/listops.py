@@ -1,9 +1,7 @@
-"""Stage `listops`: ListOps classifiers (`dnabird.text.listops`) on the same splits, and one results table.
+"""Stage `listops`: ListOps classifiers (`dnabird.text.listops`) on the `listops_data` splits, one results table.
 
-Each entry of `models` names a run and the settings it changes from `base` (any `ListOpsConfig` key;
-`model_overrides` and `train` merge key by key). Data paths left null come from the `listops_data` stage.
-`results.txt` is a Markdown table: per model its positional scheme, attention kernel, validation and test
-accuracy and training time, then the majority class of the training labels.
+A `compare` stage (`dnabird.stages.compare`) with task `listops`; `results.txt` holds per model its positional
+scheme, attention kernel, validation and test accuracy and training time, then the majority class.
 """
 
 from __future__ import annotations
@@ -12,9 +10,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dnabird.pipeline import RunContext
-from dnabird.stages.compare import NamedModels, Track, comparison_stage, filled
+from dnabird.stages import filled, resuming
+from dnabird.stages.compare import NamedModels, Track, comparison_stage
 from dnabird.text.listops import ListOpsConfig, train_listops
-from dnabird.text.training import resumable
 
 SPLITS = ("train", "validation", "test")
 
@@ -30,7 +28,7 @@ class ListOpsStageConfig(NamedModels):
 
 def resolve(config: ListOpsConfig, context: RunContext, out_dir=None) -> ListOpsConfig:
     """Null splits from the `listops_data` stage, unless `data.directory` holds them."""
-    splits = {} if config.data.directory is not None else {split: ("listops_data", split) for split in SPLITS}
+    splits = {} if config.data.directory is not None else {f"data.{split}": ("listops_data", split) for split in SPLITS}
     return filled(config, context, out_dir, splits)
 
 
@@ -61,5 +59,5 @@ def results_table(reports: dict, seconds: dict, settings: dict) -> str:
 
 
 TRACK = Track(ListOpsConfig, resolve, lambda config, context: [config.data.path(split) for split in SPLITS],
-              lambda config, out_dir: train_listops(config, resume=resumable(config.train)), results_table)
+              resuming(train_listops), results_table)
 STAGE = comparison_stage("listops", ListOpsStageConfig)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dnabird.datasets import listops
 from dnabird.pipeline import RunContext, Stage
+from dnabird.stages import outputs_of
 
 
 @dataclass
@@ -27,19 +28,16 @@ class ListOpsDataConfig:
     seed: int = 0
 
     def __post_init__(self):
-        listops.generate({}, min_length=self.min_length, max_length=self.max_length, max_depth=self.max_depth,
-                         max_args=self.max_args)  # validates the bounds
+        listops.generate({}, **self.bounds())  # validates the bounds
 
-
-def inputs(config: ListOpsDataConfig, context: RunContext) -> list[Path]:
-    return []
+    def bounds(self) -> dict[str, int]:
+        """The tree bounds as `listops.generate`'s keyword arguments."""
+        return {name: getattr(self, name) for name in ("min_length", "max_length", "max_depth", "max_args")}
 
 
 def run(config: ListOpsDataConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    splits = listops.generate({"train": config.train, "validation": config.validation, "test": config.test},
-                              seed=config.seed, min_length=config.min_length, max_length=config.max_length,
-                              max_depth=config.max_depth, max_args=config.max_args)
-    return listops.write(stage_dir, splits)
+    sizes = {"train": config.train, "validation": config.validation, "test": config.test}
+    return listops.write(stage_dir, listops.generate(sizes, seed=config.seed, **config.bounds()))
 
 
-STAGE = Stage("listops_data", ListOpsDataConfig, inputs, run)
+STAGE = Stage("listops_data", ListOpsDataConfig, outputs_of(), run)  # generated: reads nothing

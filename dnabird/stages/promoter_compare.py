@@ -1,10 +1,5 @@
-"""Stage `promoter_compare`: several promoter runs side by side, e.g. pretrained vs from scratch ×
-genomic vs DeePromoter negatives, each with its baselines; one table (`results.txt`, `results.json`).
-
-Its config is the `promoter` stage's (`PromoterConfig`) plus `runs`: run name -> overrides of those
-settings (nested sections merge key by key), each run written into `<stage>/<name>/`; the `compare` stage
-(`dnabird.stages.compare`) with task `promoter` runs it.
-"""
+"""Stage `promoter_compare`: several promoter runs side by side (the `compare` stage with task `promoter`,
+`dnabird.stages.compare`): the `promoter` stage's keys, flat, plus `runs`: run name -> its overrides."""
 
 from __future__ import annotations
 

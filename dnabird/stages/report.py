@@ -1,10 +1,5 @@
-"""Stage `report`: `report.md` in the run folder — every finished stage's wall time and headline figures,
-its tables as the stage printed them, and its plots (linked relative to the run folder, so the folder
-can be moved or browsed as it is).
-
-It reads only what earlier stages recorded (`<stage>/stage.json`, `report.json`, a comparison's
-`results.txt`, PNGs), so it runs in a second and re-runs whenever any of those changed.
-"""
+"""Stage `report`: `report.md` in the run folder — every finished stage's wall time and headline figures, its
+tables and its plots (linked relative to the run folder), read only from what the stages recorded."""
 
 from __future__ import annotations
 
@@ -14,6 +9,7 @@ from pathlib import Path
 
 from dnabird.io import write_text_atomic
 from dnabird.pipeline import STAGE_RECORD, RunContext, Stage
+from dnabird.results import finished_record
 
 SECTIONS = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "chromatin", "variants")
 
@@ -26,19 +22,10 @@ class ReportConfig:
     stages: list[str] = field(default_factory=lambda: list(SECTIONS))
 
 
-def _finished(context: RunContext, stage: str) -> dict | None:
-    path = context.out_dir / stage / STAGE_RECORD
-    if not path.is_file():
-        return None
-    record = json.loads(path.read_text())
-    return record if record.get("finished") else None
-
-
 def inputs(config: ReportConfig, context: RunContext) -> list[Path]:
     paths = []
-    for stage in config.stages:
-        if _finished(context, stage):
-            folder = context.out_dir / stage
+    for folder in (context.out_dir / stage for stage in config.stages):
+        if finished_record(folder):
             paths += [folder / name for name in ("report.json", "results.txt", STAGE_RECORD)
                       if (folder / name).is_file()]
     return paths
@@ -60,12 +47,17 @@ def _pretrain(report: dict) -> tuple[str, list[str]]:
     return headline, ["```text", format_report(report), "```"]
 
 
-def _promoter(report: dict) -> tuple[str, list[str]]:
+def _finetuned(report: dict) -> tuple[str, list[str]]:
+    """Promoter: test accuracy, F1 and AUROC; chromatin (groups of labels): the median AUROC per group."""
     from dnabird.finetune.report import format_table
 
     model = report["test"]["rows"]["fine-tuned model"]
-    headline = (f"test accuracy {_interval(model['accuracy'], model['ci95'].get('accuracy'))}, "
-                f"F1 {model['f1']:.3f}, AUROC {_interval(model['auroc'], model['ci95'].get('auroc'))}")
+    if "groups" in model:
+        headline = "median AUROC " + ", ".join(f"{group} {_interval(row['median_auroc'], model['ci95'].get(group))}"
+                                               for group, row in model["groups"].items())
+    else:
+        headline = (f"test accuracy {_interval(model['accuracy'], model['ci95'].get('accuracy'))}, "
+                    f"F1 {model['f1']:.3f}, AUROC {_interval(model['auroc'], model['ci95'].get('auroc'))}")
     return headline, ["```text", format_table(report), "```"]
 
 
@@ -94,25 +86,15 @@ def _variants(report: dict) -> tuple[str, list[str]]:
     return "; ".join(heads) + " (vs distant neutral / vs in-element controls)", lines
 
 
-def _chromatin(report: dict) -> tuple[str, list[str]]:
-    from dnabird.finetune.report import format_table
-
-    model = report["test"]["rows"]["fine-tuned model"]
-    headline = "median AUROC " + ", ".join(f"{group} {_interval(row['median_auroc'], model['ci95'].get(group))}"
-                                           for group, row in model["groups"].items())
-    return headline, ["```text", format_table(report), "```"]
-
-
-SUMMARIES = {"pretrain": _pretrain, "promoter": _promoter, "chromatin": _chromatin, "variants": _variants}
+SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "variants": _variants}
 
 
 def render(config: ReportConfig, out_dir: Path) -> str:
     """The Markdown report of the finished stages under `out_dir`."""
-    context = RunContext(out_dir)
     rows, sections = [], []
     total = 0.0
     for stage in config.stages:
-        record = _finished(context, stage)
+        record = finished_record(out_dir / stage)
         if record is None:
             continue
         seconds = float(record.get("seconds") or 0.0)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dnabird.data.shards import build_shards
 from dnabird.pipeline import RunContext, Stage
+from dnabird.stages import outputs_of
 
 
 @dataclass
@@ -16,13 +17,9 @@ class ShardsConfig:
     splits: list[str] = field(default_factory=lambda: ["train", "heldout"])
 
 
-def inputs(config: ShardsConfig, context: RunContext) -> list[Path]:
-    return [context.output("corpus", "corpus"), context.output("tokenizer", "model")]
-
-
 def run(config: ShardsConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     return build_shards(context.output("corpus", "corpus"), context.output("tokenizer", "model"), stage_dir,
                         config.splits)
 
 
-STAGE = Stage("shards", ShardsConfig, inputs, run)
+STAGE = Stage("shards", ShardsConfig, outputs_of(("corpus", "corpus"), ("tokenizer", "model")), run)

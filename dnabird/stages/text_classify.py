@@ -1,28 +1,22 @@
 """Stage `text_classify`: one or more classifiers on the same labelled splits, and one results table.
 
-Each entry of `models` names a run and the settings it changes from `base` (any `TextClassifyConfig` key:
-e.g. `data.max_length`, `data.keep`, `model_overrides`); `base` holds what they share. Every run goes through
-the fine-tuning recipe (`dnabird.finetune`, task `text_classification`) into `<stage>/<name>/` and resumes
-from its checkpoints when interrupted. Null paths come from the `text_data` stage (its long-range task) and
-the `text_tokenizer` stage. `results.json` and `results.txt` (a Markdown table) hold the results: per model
-its validation accuracy at the selected step and its test accuracy (95 % bootstrap interval) and F1, its
-wall time, then the baselines of the first model's report and the majority class.
-
-Staged training: a model whose entry says `init_from: <an earlier model's name>` starts from that model's
-fine-tuned weights (`<stage>/<name>/model`, the same tokenizer) instead of its own `pretrained`, e.g. a
-model warmed up on short inputs (`data: {max_length: 256, keep: ends}`) then trained at full length.
+A `compare` stage (`dnabird.stages.compare`) with task `text_classification`: `models` (name -> the settings it
+changes from `base`, or `init_from` an earlier model) train into `<stage>/<name>/`; null paths come from the
+`text_data` (long-range task) and `text_tokenizer` stages. `results.txt`: per model its selected validation
+accuracy, test accuracy (95 % interval), F1 and wall time, then the baselines and the majority class.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
 from dnabird.finetune.report import MODEL_ROW
 from dnabird.pipeline import RunContext
-from dnabird.stages import finetune
-from dnabird.stages.compare import NamedModels, Track, comparison_stage, filled
+from dnabird.stages import filled, finetune
+from dnabird.stages.compare import NamedModels, Track, comparison_stage
 from dnabird.text.classify import SPLITS, TASK, TextClassifyConfig
 
 
@@ -38,9 +32,9 @@ class TextClassifyStageConfig(NamedModels):
 def text_paths(outputs: str):
     """The `resolve` of a text task: null splits from the `text_data` stage's `<outputs>_<split>`, a null
     tokenizer from the `text_tokenizer` stage's."""
-    return lambda config, context, out_dir=None: filled(
-        config, context, out_dir, {split: ("text_data", f"{outputs}_{split}") for split in SPLITS},
-        tokenizer=("text_tokenizer", "model"))
+    sources = {f"data.{split}": ("text_data", f"{outputs}_{split}") for split in SPLITS}
+    return lambda config, context, out_dir=None: filled(config, context, out_dir,
+                                                        {**sources, "tokenizer": ("text_tokenizer", "model")})
 
 
 def inputs(config, context: RunContext) -> list:
@@ -58,14 +52,18 @@ def _f1(row: dict):
     return row.get("f1", row.get("macro_f1"))
 
 
-def model_row(name: str, config, report: dict, validation: float | None, scores: str, seconds: float,
-              *settings: str) -> str:
-    """A text model's table row: its name, attention, input tokens and `settings`, the selected step and its
-    validation figure, then `scores` (the test cells) and its wall time."""
-    attention = config.model_overrides.get("attention", {}).get("type", config.model)
-    shown = "n/a" if validation is None else f"{validation:.3f}"
-    return " | ".join([f"| {name}", attention, str(config.data.max_length), *settings, str(report["selection"]["step"]),
-                       shown, scores, f"{seconds:.0f} |"])
+def model_rows(reports: dict[str, dict], seconds: dict[str, float], settings: dict, validation: Callable,
+               scores: Callable, extra: Callable = lambda config: ()) -> list[str]:
+    """Each text model's table row: its name, attention, input tokens and `extra(config)`, the selected step and
+    `validation(report)`, then `scores(its test row)` (the test cells) and its wall time."""
+    rows = []
+    for name, report in reports.items():
+        config, value = settings[name], validation(report)
+        attention = config.model_overrides.get("attention", {}).get("type", config.model)
+        rows.append(" | ".join([f"| {name}", attention, str(config.data.max_length), *extra(config),
+                                str(report["selection"]["step"]), "n/a" if value is None else f"{value:.3f}",
+                                scores(report["test"]["rows"][MODEL_ROW]), f"{seconds[name]:.0f} |"]))
+    return rows
 
 
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, TextClassifyConfig]) -> str:
@@ -73,10 +71,8 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
     (from the first model's report) and the majority class."""
     lines = ["| model | attention | tokens | keeps | selected step | validation accuracy | test accuracy (95 % CI) "
              "| test F1 | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, report in reports.items():
-        row = report["test"]["rows"][MODEL_ROW]
-        lines.append(model_row(name, settings[name], report, report["selection"]["validation"].get("accuracy"),
-                               f"{_accuracy(row)} | {_f1(row):.3f}", seconds[name], settings[name].data.keep))
+    lines += model_rows(reports, seconds, settings, lambda report: report["selection"]["validation"].get("accuracy"),
+                        lambda row: f"{_accuracy(row)} | {_f1(row):.3f}", lambda config: [config.data.keep])
     first_name, first = next(iter(reports.items()))
     for scorer, row in first["test"]["rows"].items():
         if scorer != MODEL_ROW:

@@ -14,6 +14,7 @@ from pathlib import Path
 from dnabird.datasets import synthetic_summaries, synthetic_text
 from dnabird.errors import ParameterError
 from dnabird.pipeline import RunContext, Stage
+from dnabird.stages import outputs_of
 
 
 @dataclass
@@ -68,10 +69,6 @@ class TextDataConfig:
                 raise ParameterError(name, getattr(self, name), "an integer >= 0")
 
 
-def inputs(config: TextDataConfig, context: RunContext) -> list[Path]:
-    return []
-
-
 def run(config: TextDataConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     outputs: dict[str, Path] = {}
     if config.long_range is not None:
@@ -80,18 +77,15 @@ def run(config: TextDataConfig, context: RunContext, stage_dir: Path) -> dict[st
                                                 sizes={"train": task.train, "validation": task.validation,
                                                        "test": task.test})
         outputs.update({f"long_range_{split}": path for split, path in paths.items()})
-    if config.documents:
-        for split, count, seed in (("train", config.documents, config.seed),
-                                   ("validation", max(2, config.documents // 10), config.seed + 1)):
-            path = synthetic_text.write_documents(stage_dir / "documents" / f"{split}.txt", count, seed=seed)
-            outputs[f"documents_{split}"] = path
+    for kind, count, validation_share, write, suffix in (
+            ("documents", config.documents, 10, synthetic_text.write_documents, ".txt"),
+            ("squad", config.squad_paragraphs, 5, synthetic_text.write_squad, ".json")):
+        if count:  # a training file, and a smaller validation file of the next seed
+            for split, size, seed in (("train", count, config.seed),
+                                      ("validation", max(2, count // validation_share), config.seed + 1)):
+                outputs[f"{kind}_{split}"] = write(stage_dir / kind / f"{split}{suffix}", size, seed=seed)
     if config.text8_bytes:
         outputs["text8"] = synthetic_text.write_text8(stage_dir / "text8", config.text8_bytes, seed=config.seed)
-    if config.squad_paragraphs:
-        for split, count, seed in (("train", config.squad_paragraphs, config.seed),
-                                   ("validation", max(2, config.squad_paragraphs // 5), config.seed + 1)):
-            outputs[f"squad_{split}"] = synthetic_text.write_squad(stage_dir / "squad" / f"{split}.json", count,
-                                                                   seed=seed)
     if config.summaries is not None:
         task = config.summaries
         paths = synthetic_summaries.write_summaries(
@@ -108,4 +102,4 @@ def run(config: TextDataConfig, context: RunContext, stage_dir: Path) -> dict[st
     return outputs
 
 
-STAGE = Stage("text_data", TextDataConfig, inputs, run)
+STAGE = Stage("text_data", TextDataConfig, outputs_of(), run)  # generated: reads nothing

@@ -1,23 +1,20 @@
 """Stage `text_summarise`: several summarisation models on the same splits, and one results table.
 
-Each entry of `models` names a run and the settings it changes from `base` (any `SummariseConfig` key, e.g.
-`data.max_length` for a truncated encoder, `model_overrides` for the attention pattern); every run goes through
-the `summarise` task (`dnabird.text.summarise_task`) into `<stage>/<name>/`, resuming from its checkpoints when
-interrupted. Null paths come from the `text_data` stage (its summarisation task) and the `text_tokenizer`
-stage. `results.json` and `results.txt` (a Markdown table) hold per model its encoder's attention and length,
-the selected step and its validation ROUGE-L, its test ROUGE-1/2/L with 95 % bootstrap intervals and its wall
-time, then the lead-k baseline on each set of test documents (named by its models where there are several).
+A `compare` stage (`dnabird.stages.compare`) with task `summarise` (`dnabird.text.summarise_task`); null paths
+come from the `text_data` (summarisation task) and `text_tokenizer` stages. `results.txt`: per model its
+encoder's attention and length, the selected step and validation ROUGE-L, test ROUGE-1/2/L (95 % intervals)
+and wall time, then the lead-k baseline on each set of test documents (docs/summarisation.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
+from dnabird.stages import resuming
 from dnabird.stages.compare import NamedModels, Track, comparison_stage
-from dnabird.stages.text_classify import inputs, model_row, text_paths
-from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, rouge_cell
+from dnabird.stages.text_classify import inputs, model_rows, text_paths
+from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, finetune, rouge_cell
 
 
 @dataclass
@@ -29,14 +26,16 @@ class TextSummariseStageConfig(NamedModels):
     TASK: ClassVar[str] = TASK
 
 
+def _rouge_cells(row: dict) -> str:
+    """A table row's test ROUGE-1, ROUGE-2 and ROUGE-L cells (95 % intervals)."""
+    return " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL"))
+
+
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, SummariseConfig]) -> str:
     """A Markdown table: each model's test ROUGE-1/2/L (95 % intervals), then the lead-k baseline."""
     lines = ["| model | attention | encoder tokens | selected step | validation ROUGE-L | test ROUGE-1 | "
              "test ROUGE-2 | test ROUGE-L | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
-    for name, report in reports.items():
-        row = report["test"]["rows"][MODEL_ROW]
-        lines.append(model_row(name, settings[name], report, report["selection"]["value"],
-                               " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL")), seconds[name]))
+    lines += model_rows(reports, seconds, settings, lambda report: report["selection"]["value"], _rouge_cells)
     test_sets: dict[str, list[str]] = {}  # test file -> the models scored on it (a warm-up run has its own)
     for name in reports:
         test_sets.setdefault(str(settings[name].data.test), []).append(name)
@@ -44,17 +43,9 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
         label = f" ({', '.join(names)})" if len(test_sets) > 1 else ""
         for scorer, row in reports[names[0]]["test"]["rows"].items():
             if scorer != MODEL_ROW:
-                lines.append(f"| {scorer}{label} | — | — | — | — | "
-                             + " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL")) + " | — |")
+                lines.append(f"| {scorer}{label} | — | — | — | — | {_rouge_cells(row)} | — |")
     return "\n".join(lines)
 
 
-def train(config: SummariseConfig, out_dir: Path) -> dict:
-    from dnabird.text.summarise_task import finetune
-
-    resume = (out_dir / "checkpoints").is_dir() and any((out_dir / "checkpoints").glob("step_*"))
-    return finetune(config, resume=resume)
-
-
-TRACK = Track(SummariseConfig, text_paths("summaries"), inputs, train, results_table)
+TRACK = Track(SummariseConfig, text_paths("summaries"), inputs, resuming(finetune), results_table)
 STAGE = comparison_stage("text_summarise", TextSummariseStageConfig)

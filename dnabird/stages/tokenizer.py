@@ -10,12 +10,9 @@ from pathlib import Path
 from dnabird.data.tokenizer import TokenizerConfig, train_on_corpus
 from dnabird.io import write_json_atomic
 from dnabird.pipeline import RunContext, Stage
+from dnabird.stages import outputs_of
 
 MODEL_NAME = "dna.model"
-
-
-def inputs(config: TokenizerConfig, context: RunContext) -> list[Path]:
-    return [context.output("corpus", "corpus")]
 
 
 def run(config: TokenizerConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
@@ -24,4 +21,4 @@ def run(config: TokenizerConfig, context: RunContext, stage_dir: Path) -> dict[s
     return {"model": stage_dir / MODEL_NAME, "report": stage_dir / "report.json"}
 
 
-STAGE = Stage("tokenizer", TokenizerConfig, inputs, run)
+STAGE = Stage("tokenizer", TokenizerConfig, outputs_of(("corpus", "corpus")), run)

@@ -1,24 +1,13 @@
 """Stage `variants`: score a VCF with the run's models and, given a truth table, measure the ranking.
 
-Scorers (`scorers`): `mlm_llr` — the pretrained model zero-shot (effect −LLR, ALT vs REF masked
-log-likelihood, mean over ALTs; `mlm_llr_per_bp` beside it, the same per bp of the masked spans, the one
-to rank by when indels are mixed with SNVs); `promoter` — the promoter head in every lifted TSS window holding the
-variant; `chromatin` — the chromatin head centred on the variant (overall and per group DNase/TF/HM).
-A head's effect (`effect`) is the largest change over its outputs of the log odds,
-|logit(p_alt) − logit(p_ref)| (DeepSEA's log fold change of odds; default), or of the probability,
-|Δp|: a probability near 0 or 1 moves little in p while its odds change many-fold.
-Null paths come from the `fetch`, `pretrain` and fine-tuning stages. With a truth table
-(`dnabird.variants.evaluate`), each scorer's AUROC of disruptive vs distant neutral and vs
-in-element-control variants, with bootstrap intervals, goes into `report.json` (for the chromatin head
-also over the TF-motif variants alone, beside the promoter boxes whose labels, on the toy, are TBP's and
-Pol2's).
-
-Outputs: `<scorer>.tsv` (the long table of `VariantScores`), `<scorer>.unscored.tsv` (every allele the
-scorer could not score, with the reason; `report.md` names them), `effects.tsv` (one row per variant, one
-column per scorer and group), `report.json`, `effects.png`, and a saturation-mutagenesis map
-(`ism.h5`, `ism.png`) of `ism_region` — by default the planted element of the first disruptive
-variant (in a TF motif when the chromatin head is a scorer), widened by `ism_margin_bp` — with the
-chromatin head when it is a scorer, else `mlm_llr`.
+Scorers: `mlm_llr` (the pretrained model zero-shot: effect −LLR, mean over ALTs, and `mlm_llr_per_bp` beside it,
+the one to rank by when indels mix with SNVs), `promoter` (the head in every lifted TSS window holding the
+variant), `chromatin` (the head centred on the variant, overall and per group). A head's `effect` is the largest
+change over its outputs of the log odds (default) or of the probability. With a truth table, each scorer's
+AUROC vs distant neutral and vs in-element controls (chromatin: also over TF-motif variants alone) goes into
+`report.json` (docs/variant-scoring.md). Outputs: `<scorer>.tsv`, `<scorer>.unscored.tsv`, `effects.tsv`,
+`report.json`, `effects.png`, and an ISM map (`ism.h5`, `ism.png`) of `ism_region`, by default the first
+disruptive variant's element (a TF motif when the chromatin head scores) widened by `ism_margin_bp`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What the text recipes' pipeline stages share around the one recipe shell (`dnabird.train.recipe`): whether a
-run folder holds a checkpoint to resume from, and a config writing into a given folder."""
+run folder holds a checkpoint to resume from."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from dnabird.train import TrainConfig
@@ -14,8 +13,3 @@ def resumable(train_config: TrainConfig) -> bool:
     MLM); a pipeline stage resumes when it does."""
     out_dir = Path(train_config.out_dir)
     return any(out_dir.glob("checkpoints/step_*")) or any(out_dir.glob("phase_*/checkpoints/step_*"))
-
-
-def with_out_dir(config, out_dir: Path):
-    """`config` (with a `train: TrainConfig`) writing into `out_dir`."""
-    return dataclasses.replace(config, train=dataclasses.replace(config.train, out_dir=str(out_dir)))
