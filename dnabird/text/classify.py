@@ -31,6 +31,7 @@ from dnabird.errors import ParameterError
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, TokenExamples
 from dnabird.model.task_spec import TaskSpec
+from dnabird.text.training import require_paths
 from dnabird.train import TrainConfig
 
 TASK = "text_classification"
@@ -124,10 +125,9 @@ def label_spec(labels: list[str], *, max_length: int, positive: str | None, toke
         raise ParameterError("labels", names, "at least two distinct labels in the training data")
     if positive is not None and positive not in names:
         raise ParameterError("positive_label", positive, f"one of the training labels {names}")
-    if len(names) == 2:
-        return TaskSpec(task=TASK, problem="binary", labels=(positive or names[1],),
-                        eval_length=max_length, tokenizer_hash=tokenizer_hash)
-    return TaskSpec(task=TASK, problem="multiclass", labels=tuple(names), eval_length=max_length,
+    binary = len(names) == 2
+    return TaskSpec(task=TASK, problem="binary" if binary else "multiclass",
+                    labels=(positive or names[1],) if binary else tuple(names), eval_length=max_length,
                     tokenizer_hash=tokenizer_hash)
 
 
@@ -160,9 +160,7 @@ def encoder_overrides(model_config) -> dict:
 def build(config: TextClassifyConfig, tokenizer: TextTokenizer, *, block_size: int, out_dir) -> TaskData:
     """Read and encode the three splits; the train split's order is reshuffled every epoch."""
     data = config.data
-    for split in SPLITS:
-        if getattr(data, split) is None:
-            raise ParameterError(f"data.{split}", None, "a JSONL or TSV file (set it in the YAML or as an override)")
+    require_paths(config, [f"data.{split}" for split in SPLITS], "a JSONL or TSV file")
     if data.max_length % block_size:
         raise ParameterError("data.max_length", data.max_length, f"a multiple of the attention block size {block_size}")
     texts, labels = {}, {}

@@ -39,7 +39,7 @@ from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.config import merge_settings, recipe_encoder_config
 from dnabird.pretraining.evaluate import unigram_log_probs
-from dnabird.progress import progress_bar
+from dnabird.text.training import device_batches, require_paths, resumable
 from dnabird.train import TrainConfig
 from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run
@@ -109,9 +109,7 @@ def evaluate_mlm(model: torch.nn.Module, examples: PackedTextExamples, *, char_l
     scorers = ["model"] + (["unigram"] if unigram is not None else [])
     sums = {name: {"nats": 0.0, "correct": 0} for name in scorers}
     tokens = characters = 0
-    for start in progress_bar(range(0, count, batch_size), desc="held-out MLM", unit=" batches"):
-        rows = range(start, min(count, start + batch_size))
-        batch = {k: v.to(device) for k, v in stack_examples([examples[i] for i in rows]).items()}
+    for _, batch in device_batches(examples, count, batch_size, device, "held-out MLM"):
         out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"],
                     mlm_labels=batch["mlm_labels"])
         labels = batch["mlm_labels"][batch["mlm_labels"] != IGNORE_INDEX]
@@ -243,11 +241,7 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
     from dnabird.model.checkpoint import load_weights, read_tensors, save_checkpoint
     from dnabird.model.heads import PretrainingModel
     from dnabird.pretraining.objective import mlm_loss
-    from dnabird.text.training import resumable
-
-    for name in ("train_files", "tokenizer"):
-        if getattr(config, name) is None:
-            raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
+    require_paths(config, ("train_files", "tokenizer"))
     tokenizer = TextTokenizer.load(config.tokenizer)
     stream = pack_documents(tokenizer, read_documents(config.train_files, text_field=config.text_field))
     plans = phase_plans(config, tokenizer.vocab_size)

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from dnabird.config import RecipeConfig
+from dnabird.data.text import read_jsonl
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
@@ -37,6 +38,7 @@ from dnabird.labels import IGNORE_INDEX
 from dnabird.model.generation import GenerationSettings
 from dnabird.text.rouge import ROUGE_TYPES, lead, rouge_report
 from dnabird.text.summarisation import Summariser, encode_documents, pad_batch, template
+from dnabird.text.training import require_paths
 from dnabird.train import LossOutput, TrainConfig
 from dnabird.train.recipe import recipe_run
 
@@ -121,20 +123,15 @@ def read_pairs(path: str | os.PathLike, document_field: str, summary_field: str)
     path = Path(path)
     if not path.is_file():
         raise InputFormatError("summarisation data file not found", path=path)
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                document, summary = record[document_field], record[summary_field]
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
-                raise InputFormatError(f"expected a JSON object with {document_field!r} and {summary_field!r} "
-                                       f"({type(err).__name__}: {err})", path=path, line=number) from None
-            if not isinstance(document, str) or not document.strip():
-                raise InputFormatError(f"empty {document_field!r}: nothing to summarise", path=path, line=number)
-            documents.append(document)
-            summaries.append(str(summary))
+    for number, record in read_jsonl(path):
+        if document_field not in record or summary_field not in record:
+            raise InputFormatError(f"expected a JSON object with {document_field!r} and {summary_field!r} "
+                                   f"(keys: {sorted(record)[:8]})", path=path, line=number)
+        document = record[document_field]
+        if not isinstance(document, str) or not document.strip():
+            raise InputFormatError(f"empty {document_field!r}: nothing to summarise", path=path, line=number)
+        documents.append(document)
+        summaries.append(str(record[summary_field]))
     if not documents:
         raise InputFormatError("no records", path=path)
     return documents, summaries
@@ -204,10 +201,9 @@ def resolve_tokenizer(config: SummariseConfig):
 
 def encode_split(config: SummariseConfig, tokenizer, split: str):
     """(documents, summaries, encoded documents, target ids) of one split."""
+    require_paths(config, [f"data.{split}"], "a JSONL file")
     data = config.data
     path = getattr(data, split)
-    if path is None:
-        raise ParameterError(f"data.{split}", None, "a JSONL file (set it in the YAML or as an override)")
     documents, summaries = read_pairs(path, data.document_field, data.summary_field)
     names = [f"{path} record {i + 1}" for i in range(len(documents))]
     encoded = encode_documents(tokenizer, documents, max_length=data.max_length, names=names)
