@@ -1,19 +1,11 @@
-"""Long-document classification, a task of the one fine-tuning recipe (`dnabird.finetune`): labelled texts
-(JSONL/TSV) → a [CLS] classifier → accuracy and F1 on the test split, with bootstrap intervals, beside
-the recipe's baselines.
+"""Long-document classification, the `text_classification` task of the fine-tuning recipe (`dnabird.finetune`,
+docs/text.md): labelled JSONL/TSV texts → a [CLS] classifier → accuracy and F1 on test, with bootstrap intervals.
 
-Each document is `[CLS] tokens [SEP]` at a fixed `data.max_length`, keeping its first tokens
-(`keep: head`) or its last (`keep: tail`, the truncated baseline of the long-range task). The head reads
-the pooled [CLS] vector; [CLS] attends globally: with BigBird ITC it sits in the first (global) block, and
-a Longformer pattern gets global attention at position 0 added to its settings (`encoder_overrides`, for
-a fresh model and a pretrained checkpoint alike). `data.global_tail` gives a Longformer model per-example
-global attention on each document's last tokens too, where a task asks its question.
-
-`dnabird finetune text_classification --config F` and `dnabird text classify --config F` run it, and the
-`text_classify` stage runs several models on the same splits. The recipe validates every
-`train.eval_every` steps, keeps the model with the best validation `selection_metric` (default:
-accuracy) and scores it once on test. Baselines beside a two-class model: a logistic regression on the
-whole document's token counts (bag of words, before any truncation; ids folded into at most
+Each document is `[CLS] tokens [SEP]` at a fixed `data.max_length`, keeping its first tokens, its last or both
+ends (`data.keep`). [CLS] attends globally: in BigBird ITC's first (global) block, and by global attention at
+position 0 added to a Longformer pattern (`encoder_overrides`, fresh model or checkpoint alike);
+`data.global_tail` makes each document's last tokens global too. Baselines beside a two-class model: a logistic
+regression on the whole document's token counts (bag of words, before truncation; ids folded into at most
 `BAG_OF_WORDS_BUCKETS` buckets) and the recipe's token-count regression.
 """
 

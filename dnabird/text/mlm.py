@@ -1,21 +1,18 @@
 """Masked-LM pretraining on text (RoBERTa / Longformer style: MLM only, documents packed to the length).
 
-Documents (plain text or JSONL, `dnabird.data.text`) are tokenized and concatenated, each followed by
-[SEP], into one token stream; example k is `[CLS] stream[k·(L−2) : (k+1)·(L−2)] [SEP]`, so an example may
-span document boundaries. `PackedTextExamples[g]` is epoch g // N, position g % N of a seeded permutation,
-masked (BERT's 15 %, 80/10/10) by a generator seeded with (seed, epoch, index): resuming and DataLoader
-workers never change what an index holds.
+Documents (plain text or JSONL, `dnabird.data.text`) are tokenized into one stream, each followed by [SEP];
+example k is `[CLS] stream[k·(L−2) : (k+1)·(L−2)] [SEP]` (it may span documents). `PackedTextExamples[g]` is
+epoch g // N, position g % N of a seeded permutation, masked (BERT's 15 %, 80/10/10) by a generator seeded with
+(seed, epoch, index): resuming and DataLoader workers never change what an index holds.
 
-Staged training (`phases`, Longformer §4.2's schedule: the attention window and the sequence length grow
-phase by phase while the learning rate falls) runs the loop once per phase into `<out_dir>/phase_<k>/`,
-each phase starting from the previous phase's final weights (the parameters do not depend on the window
-or the length: a phase that would change a weight's shape is refused when the config loads) with its own
-warmup and linear decay. A resumed run skips the phases that wrote their `model/` and resumes the current
-one from its checkpoints. The last phase's model is the run's `<out_dir>/model`.
+Staged training (`phases`, Longformer §4.2: window and length grow while the learning rate falls) runs the loop
+once per phase into `<out_dir>/phase_<k>/`, each from the previous phase's final weights, with its own warmup
+and linear decay (a phase that would change a weight's shape is refused when the config loads). A resumed run
+skips the phases that wrote their `model/`; the last phase's model is the run's `<out_dir>/model`.
 
-The held-out report gives, at the selected positions, bits per token (what the BigBird and Longformer
-papers call "MLM BPC") and bits per character (Σ bits ÷ Σ characters those tokens spell, a document's
-leading word-boundary piece counting as one space), beside a unigram model of the training tokens.
+The held-out report gives, at the selected positions, bits per token (the papers' "MLM BPC") and bits per
+character (Σ bits ÷ Σ characters those tokens spell, a document's leading word-boundary piece counting as one
+space), beside a unigram model of the training tokens.
 """
 
 from __future__ import annotations
@@ -241,6 +238,7 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
     from dnabird.model.checkpoint import load_weights, read_tensors, save_checkpoint
     from dnabird.model.heads import PretrainingModel
     from dnabird.pretraining.objective import mlm_loss
+
     require_paths(config, ("train_files", "tokenizer"))
     tokenizer = TextTokenizer.load(config.tokenizer)
     stream = pack_documents(tokenizer, read_documents(config.train_files, text_field=config.text_field))

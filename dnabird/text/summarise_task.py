@@ -1,19 +1,13 @@
-"""The `summarise` task of the fine-tuning recipe: JSONL pairs {"document", "summary"} → an encoder-decoder
-trained by teacher forcing → ROUGE-1/2/L (`rouge-score`) on the test split, with bootstrap intervals, beside
-the lead-k baseline (each document's first k sentences) on the same documents.
+"""The `summarise` task of the fine-tuning recipe (docs/summarisation.md): JSONL pairs {"document", "summary"} →
+an encoder-decoder trained by teacher forcing → ROUGE-1/2/L (`rouge-score`) on the test split, with bootstrap
+intervals, beside the lead-k baseline on the same documents.
 
-The model is a pretrained encoder-decoder checkpoint (`pretrained`: an imported LED or BigBird-Pegasus, or an
-earlier run's model) with its own tokenizer, or one built here from scratch (`pretrained: none`): the encoder
-preset `model` with `model_overrides` (any pattern of the attention core; a Longformer pattern should put
-global attention on [CLS], `global_positions: [0]`) and the decoder's `decoder` settings. A document is its
-first `data.max_length` tokens with the tokenizer's special tokens (a truncated-encoder baseline is the same
-task with a short `max_length`); a summary its first `data.max_summary_length`. Training batches are padded
-to their longest document (a block multiple); evaluation pads every document to `data.max_length`, so the
-attention layout does not depend on the batch. The validation ROUGE-L of greedy summaries of the first
-`validation_documents` documents, every `train.eval_every` steps, selects the model kept.
-
-`dnabird finetune summarise --config F` runs it; outputs in `train.out_dir`: `model/` (the selected model and
-its tokenizer), `report.json`, `predictions.jsonl`, `metrics.jsonl`, `checkpoints/`.
+The model is a pretrained encoder-decoder checkpoint with its own tokenizer, or one built here (`pretrained:
+none`: the encoder preset `model` with `model_overrides`, the decoder's `decoder` settings). A document is its
+first `data.max_length` tokens with the tokenizer's special tokens, a summary its first `data.max_summary_length`;
+training batches are padded to their longest document (a block multiple). The validation ROUGE-L of greedy
+summaries of the first `validation_documents` documents, every `train.eval_every` steps, selects the model kept.
+Outputs in `train.out_dir`: `model/`, `report.json`, `predictions.jsonl`, `metrics.jsonl`, `checkpoints/`.
 """
 
 from __future__ import annotations
