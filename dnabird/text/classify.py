@@ -44,11 +44,9 @@ class LabelledData:
         three or more labels make a multi-class task.
     max_length: tokens per document with [CLS] and [SEP] (a multiple of the attention block size);
     keep: "head" (a document's first tokens), "tail" (its last) or "ends" (its first half and its last half
-        of the room, the head + tail truncation of Sun et al. 2019; a long document's ends kept short, e.g.
-        to warm a model up on short inputs before its full length).
+        of the room, the head + tail truncation of Sun et al. 2019).
     global_tail: Longformer only: global attention also on each document's last `global_tail` tokens (its
-        [SEP] and the words before it), where a task puts its question (Longformer's per-example global
-        attention, as on a QA question's tokens); 0: [CLS] alone is global.
+        [SEP] and the words before it, where a task puts its question); 0: [CLS] alone is global.
     """
 
     train: str | None = None

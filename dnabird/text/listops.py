@@ -25,8 +25,7 @@ from dnabird.model.task_spec import TaskSpec
 from dnabird.train import TrainConfig
 from dnabird.train.recipe import recipe_run
 
-SPECIALS = SPECIAL_TOKENS
-VOCAB = SPECIALS + tuple(str(d) for d in range(10)) + listops.OPERATORS + (listops.END,)
+VOCAB = SPECIAL_TOKENS + tuple(str(d) for d in range(10)) + listops.OPERATORS + (listops.END,)
 DROPPED = ("(", ")")
 LABELS = tuple(str(d) for d in range(10))
 
@@ -35,8 +34,8 @@ class ListOpsTokenizer(TokenizerBase):
     """Fixed vocabulary: specials, the digits 0–9, the four operators and `]` (20 tokens)."""
 
     vocab = VOCAB
-    pad_id, unk_id, cls_id, sep_id, mask_id = range(len(SPECIALS))
-    special_ids = frozenset(range(len(SPECIALS)))
+    pad_id, unk_id, cls_id, sep_id, mask_id = range(len(SPECIAL_TOKENS))
+    special_ids = frozenset(range(len(SPECIAL_TOKENS)))
 
     def __init__(self):
         self.index = {token: i for i, token in enumerate(self.vocab)}
@@ -57,7 +56,7 @@ class ListOpsTokenizer(TokenizerBase):
     def encode(self, source: str, where: str = "expression") -> list[int]:
         ids = []
         for token in self.tokens(source):
-            if token not in self.index or token in SPECIALS:
+            if token not in self.index or token in SPECIAL_TOKENS:
                 raise InputFormatError(f"unknown ListOps token {token!r} (expected digits, "
                                        f"{', '.join(listops.OPERATORS)}, ] and parentheses)", record=where)
             ids.append(self.index[token])

@@ -234,9 +234,6 @@ class QAConfig(RecipeConfig):
             _encoder_settings(self)  # model settings fail here, when the config loads
 
 
-QA_SPEC = {"task": "qa", "problem": "span", "labels": ("start", "end")}
-
-
 def _encoder_settings(config: QAConfig, vocab_size: int | None = None):
     from dnabird.attention import Longformer
 
@@ -257,7 +254,8 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
 
     require_paths(config, ("data.train", "tokenizer"))
     tokenizer = TextTokenizer.load(config.tokenizer)
-    spec = TaskSpec(**QA_SPEC, eval_length=config.max_length, tokenizer_hash=tokenizer.hash)
+    spec = TaskSpec(task="qa", problem="span", labels=("start", "end"), eval_length=config.max_length,
+                    tokenizer_hash=tokenizer.hash)
     train_file = read_squad(config.data.train)
     answerable = [e for e in train_file.examples if e.located_answers()]
     encode = partial(encode_questions, tokenizer=tokenizer, max_length=config.max_length,
