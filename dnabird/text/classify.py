@@ -1,19 +1,11 @@
-"""Long-document classification, a task of the one fine-tuning recipe (`dnabird.finetune`): labelled texts
-(JSONL/TSV) → a [CLS] classifier → accuracy and F1 on the test split, with bootstrap intervals, beside
-the recipe's baselines.
+"""Long-document classification, the `text_classification` task of the fine-tuning recipe (`dnabird.finetune`,
+docs/text.md): labelled JSONL/TSV texts → a [CLS] classifier → accuracy and F1 on test, with bootstrap intervals.
 
-Each document is `[CLS] tokens [SEP]` at a fixed `data.max_length`, keeping its first tokens
-(`keep: head`) or its last (`keep: tail`, the truncated baseline of the long-range task). The head reads
-the pooled [CLS] vector; [CLS] attends globally: with BigBird ITC it sits in the first (global) block, and
-a Longformer pattern gets global attention at position 0 added to its settings (`encoder_overrides`, for
-a fresh model and a pretrained checkpoint alike). `data.global_tail` gives a Longformer model per-example
-global attention on each document's last tokens too, where a task asks its question.
-
-`dnabird finetune text_classification --config F` and `dnabird text classify --config F` run it, and the
-`text_classify` stage runs several models on the same splits. The recipe validates every
-`train.eval_every` steps, keeps the model with the best validation `selection_metric` (default:
-accuracy) and scores it once on test. Baselines beside a two-class model: a logistic regression on the
-whole document's token counts (bag of words, before any truncation; ids folded into at most
+Each document is `[CLS] tokens [SEP]` at a fixed `data.max_length`, keeping its first tokens, its last or both
+ends (`data.keep`). [CLS] attends globally: in BigBird ITC's first (global) block, and by global attention at
+position 0 added to a Longformer pattern (`encoder_overrides`, fresh model or checkpoint alike);
+`data.global_tail` makes each document's last tokens global too. Baselines beside a two-class model: a logistic
+regression on the whole document's token counts (bag of words, before truncation; ids folded into at most
 `BAG_OF_WORDS_BUCKETS` buckets) and the recipe's token-count regression.
 """
 
@@ -31,6 +23,7 @@ from dnabird.errors import ParameterError
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, TokenExamples
 from dnabird.model.task_spec import TaskSpec
+from dnabird.text.training import require_paths
 from dnabird.train import TrainConfig
 
 TASK = "text_classification"
@@ -51,11 +44,9 @@ class LabelledData:
         three or more labels make a multi-class task.
     max_length: tokens per document with [CLS] and [SEP] (a multiple of the attention block size);
     keep: "head" (a document's first tokens), "tail" (its last) or "ends" (its first half and its last half
-        of the room, the head + tail truncation of Sun et al. 2019; a long document's ends kept short, e.g.
-        to warm a model up on short inputs before its full length).
+        of the room, the head + tail truncation of Sun et al. 2019).
     global_tail: Longformer only: global attention also on each document's last `global_tail` tokens (its
-        [SEP] and the words before it), where a task puts its question (Longformer's per-example global
-        attention, as on a QA question's tokens); 0: [CLS] alone is global.
+        [SEP] and the words before it, where a task puts its question); 0: [CLS] alone is global.
     """
 
     train: str | None = None
@@ -124,10 +115,9 @@ def label_spec(labels: list[str], *, max_length: int, positive: str | None, toke
         raise ParameterError("labels", names, "at least two distinct labels in the training data")
     if positive is not None and positive not in names:
         raise ParameterError("positive_label", positive, f"one of the training labels {names}")
-    if len(names) == 2:
-        return TaskSpec(task=TASK, problem="binary", labels=(positive or names[1],),
-                        eval_length=max_length, tokenizer_hash=tokenizer_hash)
-    return TaskSpec(task=TASK, problem="multiclass", labels=tuple(names), eval_length=max_length,
+    binary = len(names) == 2
+    return TaskSpec(task=TASK, problem="binary" if binary else "multiclass",
+                    labels=(positive or names[1],) if binary else tuple(names), eval_length=max_length,
                     tokenizer_hash=tokenizer_hash)
 
 
@@ -160,9 +150,7 @@ def encoder_overrides(model_config) -> dict:
 def build(config: TextClassifyConfig, tokenizer: TextTokenizer, *, block_size: int, out_dir) -> TaskData:
     """Read and encode the three splits; the train split's order is reshuffled every epoch."""
     data = config.data
-    for split in SPLITS:
-        if getattr(data, split) is None:
-            raise ParameterError(f"data.{split}", None, "a JSONL or TSV file (set it in the YAML or as an override)")
+    require_paths(config, [f"data.{split}" for split in SPLITS], "a JSONL or TSV file")
     if data.max_length % block_size:
         raise ParameterError("data.max_length", data.max_length, f"a multiple of the attention block size {block_size}")
     texts, labels = {}, {}

@@ -1,14 +1,10 @@
-"""ListOps classification (Long-Range Arena): a tokenizer that keeps the brackets, and the text
-classification path (the one training loop, a [CLS] classifier over 10 classes) on ListOps TSVs.
+"""ListOps classification (Long-Range Arena): a tokenizer that keeps the brackets, and a [CLS] classifier over
+10 classes trained by the one loop on ListOps TSVs, reported on validation and test beside the majority class.
 
-LRA's first tokenizer kept alphanumerics only, so every `]` vanished and `[MAX` became `MAX`: the trees lost
-their structure (fixed upstream in 2021, after most published ListOps figures). Here each operator (`[MAX`,
-`[MIN`, `[MED`, `[SM`), each digit and each closing `]` is one token; parentheses (LRA's printing of nested
-pairs, not part of the expression) are dropped. An input is `[CLS] tokens [SEP]`, padded to `max_length`;
-a longer tree fails by name (never silently cut: a cut tree has another value).
-
-The report scores the model on the validation and test splits beside the majority class of the training
-labels (measured on each split).
+LRA's first tokenizer kept alphanumerics only, so every `]` vanished and `[MAX` became `MAX` (fixed upstream in
+2021, after most published figures). Here each operator (`[MAX`, `[MIN`, `[MED`, `[SM`), digit and `]` is one
+token; parentheses (LRA's printing of nested pairs) are dropped. An input is `[CLS] tokens [SEP]`, padded to
+`max_length`; a longer tree fails by name (never silently cut: a cut tree has another value).
 """
 
 from __future__ import annotations
@@ -29,8 +25,7 @@ from dnabird.model.task_spec import TaskSpec
 from dnabird.train import TrainConfig
 from dnabird.train.recipe import recipe_run
 
-SPECIALS = SPECIAL_TOKENS
-VOCAB = SPECIALS + tuple(str(d) for d in range(10)) + listops.OPERATORS + (listops.END,)
+VOCAB = SPECIAL_TOKENS + tuple(str(d) for d in range(10)) + listops.OPERATORS + (listops.END,)
 DROPPED = ("(", ")")
 LABELS = tuple(str(d) for d in range(10))
 
@@ -39,8 +34,8 @@ class ListOpsTokenizer(TokenizerBase):
     """Fixed vocabulary: specials, the digits 0–9, the four operators and `]` (20 tokens)."""
 
     vocab = VOCAB
-    pad_id, unk_id, cls_id, sep_id, mask_id = range(len(SPECIALS))
-    special_ids = frozenset(range(len(SPECIALS)))
+    pad_id, unk_id, cls_id, sep_id, mask_id = range(len(SPECIAL_TOKENS))
+    special_ids = frozenset(range(len(SPECIAL_TOKENS)))
 
     def __init__(self):
         self.index = {token: i for i, token in enumerate(self.vocab)}
@@ -61,7 +56,7 @@ class ListOpsTokenizer(TokenizerBase):
     def encode(self, source: str, where: str = "expression") -> list[int]:
         ids = []
         for token in self.tokens(source):
-            if token not in self.index or token in SPECIALS:
+            if token not in self.index or token in SPECIAL_TOKENS:
                 raise InputFormatError(f"unknown ListOps token {token!r} (expected digits, "
                                        f"{', '.join(listops.OPERATORS)}, ] and parentheses)", record=where)
             ids.append(self.index[token])
@@ -141,11 +136,15 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
 
     tokenizer = ListOpsTokenizer()
     spec = task_spec(config.max_length)
-    rows = listops.read(config.data.path("train"))
-    ids = tokenizer.encode_batch([s for s, _ in rows], config.max_length, str(config.data.path("train")))
-    targets = np.array([v for _, v in rows], dtype=np.int64)
+
+    def read_split(path: Path) -> tuple[np.ndarray, np.ndarray]:
+        rows = listops.read(path)
+        ids = tokenizer.encode_batch([s for s, _ in rows], config.max_length, str(path))
+        return ids, np.array([v for _, v in rows], dtype=np.int64)
+
+    ids, targets = read_split(config.data.path("train"))
     examples = TokenExamples(ids, targets, seed=config.seed, shuffle=True)
-    report = {"task": spec.to_dict(), "max_length": config.max_length, "train_examples": len(rows)}
+    report = {"task": spec.to_dict(), "max_length": config.max_length, "train_examples": len(targets)}
     with recipe_run(config.train.device, seed=config.seed) as run:
         model = model_for_task(config.encoder(), spec, seed=config.seed)
         run.fit(model, classification_loss(1.0, spec.problem), examples, config.train,
@@ -156,9 +155,7 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
                 path = config.data.path(split)
                 if not path.is_file() and getattr(config.data, split) is None:
                     continue
-                split_rows = listops.read(path)
-                split_ids = tokenizer.encode_batch([s for s, _ in split_rows], config.max_length, str(path))
-                split_targets = np.array([v for _, v in split_rows], dtype=np.int64)
+                split_ids, split_targets = read_split(path)
                 labels, scores, _ = predict(model, TokenExamples(split_ids, split_targets), spec,
                                             batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id,
                                             device=run.device)

@@ -1,21 +1,18 @@
 """Masked-LM pretraining on text (RoBERTa / Longformer style: MLM only, documents packed to the length).
 
-Documents (plain text or JSONL, `dnabird.data.text`) are tokenized and concatenated, each followed by
-[SEP], into one token stream; example k is `[CLS] stream[k·(L−2) : (k+1)·(L−2)] [SEP]`, so an example may
-span document boundaries. `PackedTextExamples[g]` is epoch g // N, position g % N of a seeded permutation,
-masked (BERT's 15 %, 80/10/10) by a generator seeded with (seed, epoch, index): resuming and DataLoader
-workers never change what an index holds.
+Documents (plain text or JSONL, `dnabird.data.text`) are tokenized into one stream, each followed by [SEP];
+example k is `[CLS] stream[k·(L−2) : (k+1)·(L−2)] [SEP]` (it may span documents). `PackedTextExamples[g]` is
+epoch g // N, position g % N of a seeded permutation, masked (BERT's 15 %, 80/10/10) by a generator seeded with
+(seed, epoch, index): resuming and DataLoader workers never change what an index holds.
 
-Staged training (`phases`, Longformer §4.2's schedule: the attention window and the sequence length grow
-phase by phase while the learning rate falls) runs the loop once per phase into `<out_dir>/phase_<k>/`,
-each phase starting from the previous phase's final weights (the parameters do not depend on the window
-or the length: a phase that would change a weight's shape is refused when the config loads) with its own
-warmup and linear decay. A resumed run skips the phases that wrote their `model/` and resumes the current
-one from its checkpoints. The last phase's model is the run's `<out_dir>/model`.
+Staged training (`phases`, Longformer §4.2: window and length grow while the learning rate falls) runs the loop
+once per phase into `<out_dir>/phase_<k>/`, each from the previous phase's final weights, with its own warmup
+and linear decay (a phase that would change a weight's shape is refused when the config loads). A resumed run
+skips the phases that wrote their `model/`; the last phase's model is the run's `<out_dir>/model`.
 
-The held-out report gives, at the selected positions, bits per token (what the BigBird and Longformer
-papers call "MLM BPC") and bits per character (Σ bits ÷ Σ characters those tokens spell, a document's
-leading word-boundary piece counting as one space), beside a unigram model of the training tokens.
+The held-out report gives, at the selected positions, bits per token (the papers' "MLM BPC") and bits per
+character (Σ bits ÷ Σ characters those tokens spell, a document's leading word-boundary piece counting as one
+space), beside a unigram model of the training tokens.
 """
 
 from __future__ import annotations
@@ -39,7 +36,7 @@ from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.config import merge_settings, recipe_encoder_config
 from dnabird.pretraining.evaluate import unigram_log_probs
-from dnabird.progress import progress_bar
+from dnabird.text.training import device_batches, require_paths, resumable
 from dnabird.train import TrainConfig
 from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run
@@ -109,9 +106,7 @@ def evaluate_mlm(model: torch.nn.Module, examples: PackedTextExamples, *, char_l
     scorers = ["model"] + (["unigram"] if unigram is not None else [])
     sums = {name: {"nats": 0.0, "correct": 0} for name in scorers}
     tokens = characters = 0
-    for start in progress_bar(range(0, count, batch_size), desc="held-out MLM", unit=" batches"):
-        rows = range(start, min(count, start + batch_size))
-        batch = {k: v.to(device) for k, v in stack_examples([examples[i] for i in rows]).items()}
+    for _, batch in device_batches(examples, count, batch_size, device, "held-out MLM"):
         out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"],
                     mlm_labels=batch["mlm_labels"])
         labels = batch["mlm_labels"][batch["mlm_labels"] != IGNORE_INDEX]
@@ -243,11 +238,8 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
     from dnabird.model.checkpoint import load_weights, read_tensors, save_checkpoint
     from dnabird.model.heads import PretrainingModel
     from dnabird.pretraining.objective import mlm_loss
-    from dnabird.text.training import resumable
 
-    for name in ("train_files", "tokenizer"):
-        if getattr(config, name) is None:
-            raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
+    require_paths(config, ("train_files", "tokenizer"))
     tokenizer = TextTokenizer.load(config.tokenizer)
     stream = pack_documents(tokenizer, read_documents(config.train_files, text_field=config.text_field))
     plans = phase_plans(config, tokenizer.vocab_size)

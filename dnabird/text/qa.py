@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +28,13 @@ from dnabird.errors import ParameterError
 from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
-from dnabird.progress import progress_bar
 from dnabird.text.qa_metrics import NORMALIZERS, evaluate
+from dnabird.text.training import device_batches, require_paths
 from dnabird.train import LossOutput, TrainConfig
 from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run
+
+MODEL_INPUTS = ("input_ids", "attention_mask", "global_attention_mask", "start_targets", "end_targets")
 
 
 @dataclass
@@ -51,9 +54,7 @@ class QAInputs:
         return len(self.input_ids)
 
     def __getitem__(self, index: int) -> dict[str, np.ndarray]:
-        return {"input_ids": self.input_ids[index], "attention_mask": self.attention_mask[index],
-                "global_attention_mask": self.global_attention_mask[index],
-                "start_targets": self.start_targets[index], "end_targets": self.end_targets[index]}
+        return {name: getattr(self, name)[index] for name in MODEL_INPUTS}
 
 
 class QAExamples(EpochExamples):
@@ -144,9 +145,7 @@ def predict(model: torch.nn.Module, examples: Sequence[QAExample], inputs: QAInp
     `group_by_question` (keeping the best-scoring span over that question's documents)."""
     model.eval().to(device)
     best: dict[str, tuple[float, str]] = {}
-    for start in progress_bar(range(0, len(inputs), batch_size), desc="answering", unit=" batches"):
-        rows = range(start, min(len(inputs), start + batch_size))
-        batch = {k: v.to(device) for k, v in stack_examples([inputs[i] for i in rows]).items()}
+    for rows, batch in device_batches(inputs, len(inputs), batch_size, device, "answering"):
         out = model(batch["input_ids"], batch["attention_mask"],
                     global_attention_mask=batch["global_attention_mask"])
         lengths = torch.tensor([len(inputs.context_spans[i]) for i in rows], device=device)
@@ -156,18 +155,22 @@ def predict(model: torch.nn.Module, examples: Sequence[QAExample], inputs: QAInp
         for i, s, e, value in zip(rows, first.tolist(), last.tolist(), score.tolist(), strict=True):
             example, spans, offset = examples[i], inputs.context_spans[i], int(inputs.context_start[i])
             text = example.context[spans[s - offset][0]:spans[e - offset][1]].strip() if spans else ""
-            key = example.id.split("--")[0] if group_by_question else example.id
+            key = question_key(example, group_by_question)
             if key not in best or value > best[key][0]:
                 best[key] = (value, text)
     return {key: text for key, (_, text) in best.items()}
+
+
+def question_key(example: QAExample, group_by_question: bool) -> str:
+    """The example's id, or its part before "--" (the question of TriviaQA Wikipedia's `QuestionId--Filename`)."""
+    return example.id.split("--")[0] if group_by_question else example.id
 
 
 def gold_answers(examples: Sequence[QAExample], *, group_by_question: bool = False) -> dict[str, list[str]]:
     """{key: gold answer texts}, keyed as `predict` keys its answers."""
     golds: dict[str, list[str]] = {}
     for example in examples:
-        key = example.id.split("--")[0] if group_by_question else example.id
-        golds.setdefault(key, []).extend(example.gold_texts)
+        golds.setdefault(question_key(example, group_by_question), []).extend(example.gold_texts)
     return golds
 
 
@@ -231,9 +234,6 @@ class QAConfig(RecipeConfig):
             _encoder_settings(self)  # model settings fail here, when the config loads
 
 
-QA_SPEC = {"task": "qa", "problem": "span", "labels": ("start", "end")}
-
-
 def _encoder_settings(config: QAConfig, vocab_size: int | None = None):
     from dnabird.attention import Longformer
 
@@ -252,16 +252,15 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
     from dnabird.model.heads import SpanExtractor
     from dnabird.model.task_spec import TaskSpec
 
-    for name, value in (("data.train", config.data.train), ("tokenizer", config.tokenizer)):
-        if value is None:
-            raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
+    require_paths(config, ("data.train", "tokenizer"))
     tokenizer = TextTokenizer.load(config.tokenizer)
-    spec = TaskSpec(**QA_SPEC, eval_length=config.max_length, tokenizer_hash=tokenizer.hash)
+    spec = TaskSpec(task="qa", problem="span", labels=("start", "end"), eval_length=config.max_length,
+                    tokenizer_hash=tokenizer.hash)
     train_file = read_squad(config.data.train)
     answerable = [e for e in train_file.examples if e.located_answers()]
-    inputs = encode_questions(answerable, tokenizer, max_length=config.max_length,
-                              max_question_tokens=config.max_question_tokens)
-    examples = QAExamples(inputs, seed=config.seed)
+    encode = partial(encode_questions, tokenizer=tokenizer, max_length=config.max_length,
+                     max_question_tokens=config.max_question_tokens)
+    examples = QAExamples(encode(answerable), seed=config.seed)
     report = {"train_questions": len(answerable), "train_answers_mismatched": train_file.mismatched}
     with recipe_run(config.train.device, seed=config.seed) as run:
         if config.pretrained is not None:
@@ -271,22 +270,21 @@ def answer_questions(config: QAConfig, *, resume: bool = False) -> dict:
         run.fit(model, span_loss, examples, config.train, collate_fn=stack_examples,
                 resume=resume, run_info={"text_qa": dataclasses.asdict(config), "train_questions": len(answerable)},
                 tokenizer_files=(tokenizer.path,), task=spec)
-        if run.is_main and config.data.validation is not None:
-            heldout = read_squad(config.data.validation).examples
-            heldout_inputs = encode_questions(heldout, tokenizer, max_length=config.max_length,
-                                              max_question_tokens=config.max_question_tokens)
+        data = config.data
+        if run.is_main and data.validation is not None:
+            heldout = read_squad(data.validation).examples
+            heldout_inputs = encode(heldout)
             predictions = predict(model, heldout, heldout_inputs, max_answer_tokens=config.max_answer_tokens,
-                                  batch_size=config.eval_batch_size, group_by_question=config.data.group_by_question,
+                                  batch_size=config.eval_batch_size, group_by_question=data.group_by_question,
                                   device=run.device)
-            report["validation"] = qa_report(predictions, heldout, heldout_inputs,
-                                             normalization=config.data.normalization,
-                                             group_by_question=config.data.group_by_question)
+            report["validation"] = qa_report(predictions, heldout, heldout_inputs, normalization=data.normalization,
+                                             group_by_question=data.group_by_question)
             out_dir = Path(config.train.out_dir)
             write_json_atomic(out_dir / "predictions.json", predictions)
             write_json_atomic(out_dir / "report.json", report)
             row = report["validation"]
             print(f"validation: EM {row['exact_match']:.1f}  F1 {row['f1']:.1f} over {row['questions']} questions "
-                  f"({config.data.normalization} normalisation; answer kept in the input: "
+                  f"({data.normalization} normalisation; answer kept in the input: "
                   f"{row['answer_in_input']:.0%})")
     return report
 

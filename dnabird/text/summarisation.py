@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+from dnabird.data.text import read_jsonl
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_text_atomic
 from dnabird.model.checkpoint import read_tokenizer
@@ -152,17 +153,11 @@ def read_documents(path: Path, document_field: str) -> tuple[list[str], list[dic
     if path.suffix != ".jsonl":
         return [path.read_text(encoding="utf-8")], None
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            document = record[document_field]
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
-            raise InputFormatError(f"expected a JSON object with a {document_field!r} field "
-                                   f"({type(err).__name__}: {err})", path=path, line=number) from None
+    for number, record in read_jsonl(path):
+        document = record.get(document_field)
         if not isinstance(document, str):
-            raise InputFormatError(f"{document_field!r} is not a string", path=path, line=number)
+            raise InputFormatError(f"expected a JSON object with a string {document_field!r} field (got "
+                                   f"{type(document).__name__})", path=path, line=number)
         records.append(record)
     return [r[document_field] for r in records], records
 

@@ -1,19 +1,13 @@
-"""The `summarise` task of the fine-tuning recipe: JSONL pairs {"document", "summary"} → an encoder-decoder
-trained by teacher forcing → ROUGE-1/2/L (`rouge-score`) on the test split, with bootstrap intervals, beside
-the lead-k baseline (each document's first k sentences) on the same documents.
+"""The `summarise` task of the fine-tuning recipe (docs/summarisation.md): JSONL pairs {"document", "summary"} →
+an encoder-decoder trained by teacher forcing → ROUGE-1/2/L (`rouge-score`) on the test split, with bootstrap
+intervals, beside the lead-k baseline on the same documents.
 
-The model is a pretrained encoder-decoder checkpoint (`pretrained`: an imported LED or BigBird-Pegasus, or an
-earlier run's model) with its own tokenizer, or one built here from scratch (`pretrained: none`): the encoder
-preset `model` with `model_overrides` (any pattern of the attention core; a Longformer pattern should put
-global attention on [CLS], `global_positions: [0]`) and the decoder's `decoder` settings. A document is its
-first `data.max_length` tokens with the tokenizer's special tokens (a truncated-encoder baseline is the same
-task with a short `max_length`); a summary its first `data.max_summary_length`. Training batches are padded
-to their longest document (a block multiple); evaluation pads every document to `data.max_length`, so the
-attention layout does not depend on the batch. The validation ROUGE-L of greedy summaries of the first
-`validation_documents` documents, every `train.eval_every` steps, selects the model kept.
-
-`dnabird finetune summarise --config F` runs it; outputs in `train.out_dir`: `model/` (the selected model and
-its tokenizer), `report.json`, `predictions.jsonl`, `metrics.jsonl`, `checkpoints/`.
+The model is a pretrained encoder-decoder checkpoint with its own tokenizer, or one built here (`pretrained:
+none`: the encoder preset `model` with `model_overrides`, the decoder's `decoder` settings). A document is its
+first `data.max_length` tokens with the tokenizer's special tokens, a summary its first `data.max_summary_length`;
+training batches are padded to their longest document (a block multiple). The validation ROUGE-L of greedy
+summaries of the first `validation_documents` documents, every `train.eval_every` steps, selects the model kept.
+Outputs in `train.out_dir`: `model/`, `report.json`, `predictions.jsonl`, `metrics.jsonl`, `checkpoints/`.
 """
 
 from __future__ import annotations
@@ -28,6 +22,7 @@ import numpy as np
 import torch
 
 from dnabird.config import RecipeConfig
+from dnabird.data.text import read_jsonl
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
@@ -37,6 +32,7 @@ from dnabird.labels import IGNORE_INDEX
 from dnabird.model.generation import GenerationSettings
 from dnabird.text.rouge import ROUGE_TYPES, lead, rouge_report
 from dnabird.text.summarisation import Summariser, encode_documents, pad_batch, template
+from dnabird.text.training import require_paths
 from dnabird.train import LossOutput, TrainConfig
 from dnabird.train.recipe import recipe_run
 
@@ -121,20 +117,15 @@ def read_pairs(path: str | os.PathLike, document_field: str, summary_field: str)
     path = Path(path)
     if not path.is_file():
         raise InputFormatError("summarisation data file not found", path=path)
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                document, summary = record[document_field], record[summary_field]
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
-                raise InputFormatError(f"expected a JSON object with {document_field!r} and {summary_field!r} "
-                                       f"({type(err).__name__}: {err})", path=path, line=number) from None
-            if not isinstance(document, str) or not document.strip():
-                raise InputFormatError(f"empty {document_field!r}: nothing to summarise", path=path, line=number)
-            documents.append(document)
-            summaries.append(str(summary))
+    for number, record in read_jsonl(path):
+        if document_field not in record or summary_field not in record:
+            raise InputFormatError(f"expected a JSON object with {document_field!r} and {summary_field!r} "
+                                   f"(keys: {sorted(record)[:8]})", path=path, line=number)
+        document = record[document_field]
+        if not isinstance(document, str) or not document.strip():
+            raise InputFormatError(f"empty {document_field!r}: nothing to summarise", path=path, line=number)
+        documents.append(document)
+        summaries.append(str(record[summary_field]))
     if not documents:
         raise InputFormatError("no records", path=path)
     return documents, summaries
@@ -204,10 +195,9 @@ def resolve_tokenizer(config: SummariseConfig):
 
 def encode_split(config: SummariseConfig, tokenizer, split: str):
     """(documents, summaries, encoded documents, target ids) of one split."""
+    require_paths(config, [f"data.{split}"], "a JSONL file")
     data = config.data
     path = getattr(data, split)
-    if path is None:
-        raise ParameterError(f"data.{split}", None, "a JSONL file (set it in the YAML or as an override)")
     documents, summaries = read_pairs(path, data.document_field, data.summary_field)
     names = [f"{path} record {i + 1}" for i in range(len(documents))]
     encoded = encode_documents(tokenizer, documents, max_length=data.max_length, names=names)

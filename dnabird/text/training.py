@@ -1,11 +1,30 @@
-"""What the text recipes' pipeline stages share around the one recipe shell (`dnabird.train.recipe`): whether a
-run folder holds a checkpoint to resume from."""
+"""What the text recipes share around the one recipe shell (`dnabird.train.recipe`): required paths, batched
+evaluation, and whether a run folder holds a checkpoint to resume from."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Iterator
 from pathlib import Path
 
+from dnabird.errors import ParameterError
+from dnabird.progress import progress_bar
 from dnabird.train import TrainConfig
+from dnabird.train.data import stack_examples
+
+
+def require_paths(config, names, expected: str = "a path") -> None:
+    """`ParameterError` naming the first of `names` (dotted attributes of `config`) that is null."""
+    for name in names:
+        if operator.attrgetter(name)(config) is None:
+            raise ParameterError(name, None, f"{expected} (set it in the YAML or as an override)")
+
+
+def device_batches(examples, count: int, batch_size: int, device, desc: str) -> Iterator[tuple[range, dict]]:
+    """(rows, their stacked batch on `device`) for examples 0…count−1, `batch_size` at a time, with a progress bar."""
+    for start in progress_bar(range(0, count, batch_size), desc=desc, unit=" batches"):
+        rows = range(start, min(count, start + batch_size))
+        yield rows, {k: v.to(device) for k, v in stack_examples([examples[i] for i in rows]).items()}
 
 
 def resumable(train_config: TrainConfig) -> bool:

@@ -14,7 +14,7 @@ from dnabird.model import save_checkpoint
 from dnabird.model.config import tiny
 from dnabird.model.seq2seq import EncoderDecoder, Seq2SeqConfig
 from dnabird.text.rouge import lead, rouge_report
-from dnabird.text.summarisation import encode_documents
+from dnabird.text.summarisation import encode_documents, read_documents
 from dnabird.text.summarise_task import read_pairs
 
 
@@ -57,6 +57,12 @@ def test_bad_records_are_named(tmp_path):
     path.write_text('{"document": "a b .", "summary": "a"}\nnot json\n')
     with pytest.raises(InputFormatError, match="line 2"):
         read_pairs(path, "document", "summary")
+    path.write_text('{"document": "a b .", "summary": "a"}\n{"document": "c d ."}\n')
+    with pytest.raises(InputFormatError, match="line 2.*'summary'"):
+        read_pairs(path, "document", "summary")
+    path.write_text('{"document": "a b ."}\n{"text": "c d ."}\n')
+    with pytest.raises(InputFormatError, match="line 2.*string 'document' field"):
+        read_documents(path, "document")
 
 
 @pytest.fixture(scope="module")
