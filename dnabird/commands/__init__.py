@@ -6,10 +6,10 @@ import argparse
 from collections.abc import Callable, Iterable
 
 
-def add_command(subparsers, name: str, run: Callable[[argparse.Namespace], int], help: str,
+def add_command(subparsers, name: str, run: Callable[[argparse.Namespace], int | None], help: str,
                 description: str | None = None, **defaults) -> argparse.ArgumentParser:
-    """The parser of subcommand `name`, which runs `run(args)` (`dnabird.cli.main` turns its dnabird errors into
-    exit status 1); `defaults`: more attributes for `args`."""
+    """The parser of subcommand `name`, which runs `run(args)` (its exit status; None is 0, and `dnabird.cli.main`
+    turns its dnabird errors into exit status 1); `defaults`: more attributes for `args`."""
     parser = subparsers.add_parser(name, help=help, description=description)
     parser.set_defaults(func=run, **defaults)
     return parser
@@ -33,7 +33,7 @@ def add_resume_and_overrides(parser: argparse.ArgumentParser, example: str | Non
 
 
 def print_token_ids(texts: Iterable[str], encode: Callable[[str, int], list[int]],
-                    offsets: Callable[[str], list[tuple[int, int]]] | None = None) -> int:
+                    offsets: Callable[[str], list[tuple[int, int]]] | None = None) -> None:
     """Print one line per text: its ids (`encode(text, number)`, numbered from 1), or with `offsets` (a text's
     token spans) `id:start-end` per token."""
     for number, text in enumerate(texts, start=1):
@@ -42,4 +42,3 @@ def print_token_ids(texts: Iterable[str], encode: Callable[[str, int], list[int]
             print(" ".join(map(str, ids)))
         else:
             print(" ".join(f"{token}:{start}-{end}" for token, (start, end) in zip(ids, offsets(text), strict=True)))
-    return 0

@@ -10,7 +10,7 @@ from dnabird.data.corpus import CorpusConfig, build_corpus
 _DEFAULTS = CorpusConfig()
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     config = CorpusConfig(
         min_sentence_bp=args.sentence_bp[0], max_sentence_bp=args.sentence_bp[1],
         min_document_sentences=args.document_sentences[0], max_document_sentences=args.document_sentences[1],
@@ -21,7 +21,6 @@ def run(args: argparse.Namespace) -> int:
               f"{counts['bp']} bp from {len(counts['contigs'])} contigs")
     print(f" skipped: {report['skipped']['too_many_n']['sentences']} sentences with too many N")
     print(f"  corpus: {args.out} (report.json)")
-    return 0
 
 
 def register(subparsers) -> None:

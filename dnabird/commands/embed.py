@@ -8,7 +8,7 @@ from dnabird.commands import add_command, options
 from dnabird.errors import ParameterError
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.genome.reference import Genome
     from dnabird.io import check_outputs
     from dnabird.variants import embed
@@ -26,7 +26,6 @@ def run(args: argparse.Namespace) -> int:
     vectors = embed(args.model, genome, regions,
                     **options(args, "pooling", "eval_length", "batch_size", "device", "out"))
     print(f"wrote {args.out}: {vectors.shape[0]} vectors of size {vectors.shape[1]} ({args.pooling} pooling)")
-    return 0
 
 
 def register(subparsers) -> None:

@@ -8,13 +8,12 @@ import argparse
 from dnabird.commands import add_command, options
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.pretraining.evaluate import evaluate_checkpoint, format_report
 
     report = evaluate_checkpoint(args.checkpoint, args.shards, num_examples=args.examples, **options(
         args, "train_shards", "max_length", "mask_rate", "batch_size", "seed", "device", "out"))
     print(format_report(report))
-    return 0
 
 
 def register(subparsers) -> None:

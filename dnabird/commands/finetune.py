@@ -14,7 +14,7 @@ from dnabird.errors import ConfigError
 from dnabird.tasks import TASKS
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.stages.finetune import from_pipeline
     from dnabird.tasks import finetune, load_config
 
@@ -31,7 +31,6 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         config = dataclasses.replace(config, train=dataclasses.replace(config.train, out_dir=args.out))
     finetune(args.task, config, resume=args.resume)
-    return 0
 
 
 def register(subparsers) -> None:

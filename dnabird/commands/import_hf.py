@@ -8,7 +8,7 @@ import argparse
 from dnabird.commands import add_command
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.model import from_hf_longformer, save_checkpoint
     from dnabird.model.hf_seq2seq import import_encoder_decoder
     from dnabird.model.hub_import import TaskOptions, import_hub_checkpoint
@@ -20,14 +20,13 @@ def run(args: argparse.Namespace) -> int:
         else:  # the encoder-decoders (led, bigbird_pegasus), with their tokenizer
             model = import_encoder_decoder(args.architecture, args.source, args.output)
         print(f"wrote {args.output} ({sum(p.numel() for p in model.parameters()):,} parameters)")
-        return 0
+        return
     labels = tuple(args.labels.split(",")) if args.labels else None
     task = TaskOptions(labels=labels, window_bp=args.window, anchor=args.anchor, strand_rule=args.strand_rule,
                        eval_length=args.eval_length, task=args.task)
     made = import_hub_checkpoint(args.source, args.output, tokenizer=args.tokenizer, task=task)
     print(f"wrote {args.output} ({sum(p.numel() for p in made['model'].parameters()):,} parameters; "
           f"{made['heads']}; tokenizer: {made['tokenizer'] or 'none, see the warning above'})")
-    return 0
 
 
 def register(subparsers) -> None:

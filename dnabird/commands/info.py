@@ -8,10 +8,9 @@ from dnabird.commands import add_command
 from dnabird.provenance import versions
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     for key, value in versions().items():
         print(f"{key:>14}: {value}")
-    return 0
 
 
 def register(subparsers) -> None:

@@ -11,7 +11,7 @@ from dnabird.commands.score import MODEL_OPTIONS, add_model_options
 from dnabird.errors import ParameterError
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.io import check_outputs
     from dnabird.variants import saturation_mutagenesis
     from dnabird.variants.score import scored_outputs
@@ -30,7 +30,6 @@ def run(args: argparse.Namespace) -> int:
     for output in args.plot or outputs[:1]:
         result.plot(out / plot_name(output), output=output)
     print(f"wrote {out}: {len(result.scores.units)} SNVs of {result.chrom}:{result.start + 1}-{result.end}")
-    return 0
 
 
 def plot_name(output: str) -> str:

@@ -8,7 +8,7 @@ import argparse
 from dnabird.commands import add_command, add_resume_and_overrides
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.config import read_yaml
     from dnabird.pretraining.recipe import load_config, pretrain
     from dnabird.stages.pretrain import from_pipeline
@@ -16,7 +16,6 @@ def run(args: argparse.Namespace) -> int:
     # a pipeline file trains its `pretrain` section; any other YAML holds PretrainConfig's keys
     read = from_pipeline if "pretrain" in read_yaml(args.config) else load_config
     pretrain(read(args.config, args.overrides), resume=args.resume)
-    return 0
 
 
 def register(subparsers) -> None:

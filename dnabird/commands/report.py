@@ -9,14 +9,13 @@ from dnabird.commands import add_command
 from dnabird.io import write_text_atomic
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.results import render_results
 
     command = "dnabird report --results " + shlex.join([args.results, *args.runs])
     text = render_results(args.runs, command=command)
     write_text_atomic(args.results, text)
     print(f"wrote {args.results} ({len(args.runs)} runs)")
-    return 0
 
 
 def register(subparsers) -> None:

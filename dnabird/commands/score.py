@@ -21,7 +21,7 @@ def output_format(path: str, given: str | None) -> str:
     return "vcf" if name.endswith((".vcf", ".vcf.gz", ".vcf.bgz")) else "tsv"
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.io import check_outputs, write_json_atomic
     from dnabird.train import distributed
     from dnabird.variants import score_variants
@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"  windows clipped at an N run or contig end to fit the model: {summary['clipped_windows']} "
                   "(columns clip_left/clip_right)")
     distributed.teardown(ctx)
-    return 0
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

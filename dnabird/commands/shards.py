@@ -8,12 +8,11 @@ from dnabird.commands import add_command
 from dnabird.data.corpus import SPLITS
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> None:
     from dnabird.data.shards import SHARD_SUFFIX, build_shards
 
     for split, folder in build_shards(args.corpus, args.tokenizer, args.out, args.splits).items():
         print(f"{split:>8}: {len(list(folder.glob(f'*{SHARD_SUFFIX}')))} shards in {folder}")
-    return 0
 
 
 def register(subparsers) -> None:

@@ -10,7 +10,7 @@ import sys
 from dnabird.commands import add_command, add_resume_and_overrides, options, print_token_ids
 
 
-def tokenizer_train(args: argparse.Namespace) -> int:
+def tokenizer_train(args: argparse.Namespace) -> None:
     from dnabird.data.text_tokenizer import SPECIAL_NAMES, TextTokenizerConfig, train_on_files
 
     config = TextTokenizerConfig(byte_fallback=not args.no_byte_fallback,
@@ -18,37 +18,35 @@ def tokenizer_train(args: argparse.Namespace) -> int:
     tokenizer = train_on_files(args.files, args.out, config)
     specials = ", ".join(f"{name}={getattr(tokenizer, name + '_id')}" for name in SPECIAL_NAMES)
     print(f"wrote {args.out} (vocab {tokenizer.vocab_size}, sha256 {tokenizer.hash}; {specials})")
-    return 0
 
 
-def tokenizer_encode(args: argparse.Namespace) -> int:
+def tokenizer_encode(args: argparse.Namespace) -> None:
     from dnabird.data.text_tokenizer import TextTokenizer
 
     tokenizer = TextTokenizer.load(args.model)
     texts = args.texts or (line.rstrip("\n") for line in sys.stdin)
-    return print_token_ids(texts, lambda text, _: tokenizer.encode(text), tokenizer.offsets if args.offsets else None)
+    print_token_ids(texts, lambda text, _: tokenizer.encode(text), tokenizer.offsets if args.offsets else None)
 
 
 def _train(module: str, function: str):
-    def run(args: argparse.Namespace) -> int:
+    def run(args: argparse.Namespace) -> None:
         import importlib
 
         recipe = importlib.import_module(module)
         getattr(recipe, function)(recipe.load_config(args.config, args.overrides), resume=args.resume)
-        return 0
+        return
     return run
 
 
-def triviaqa(args: argparse.Namespace) -> int:
+def triviaqa(args: argparse.Namespace) -> None:
     from dnabird.data.squad import triviaqa_to_squad
 
     counts = triviaqa_to_squad(args.qa_file, args.evidence_dir, args.out, max_words=args.max_words,
                                keep_unanswered=not args.answered_only)
     print(f"wrote {args.out}: {json.dumps(counts)}")
-    return 0
 
 
-def summarise(args: argparse.Namespace) -> int:
+def summarise(args: argparse.Namespace) -> None:
     from dnabird.model.generation import GenerationSettings
     from dnabird.text.summarisation import Summariser, summarise_files
 
@@ -57,7 +55,6 @@ def summarise(args: argparse.Namespace) -> int:
     summariser = Summariser.load(args.model, settings=settings, **options(args, "max_length", "on_long", "batch_size"))
     for written in summarise_files(summariser, args.inputs, document_field=args.document_field):
         print(f"wrote {written}")
-    return 0
 
 
 TRAINING = {

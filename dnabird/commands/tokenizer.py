@@ -11,7 +11,7 @@ from dnabird.data.tokenizer import TokenizerConfig, load_tokenizer, train_on_cor
 _DEFAULTS = TokenizerConfig()
 
 
-def train(args: argparse.Namespace) -> int:
+def train(args: argparse.Namespace) -> None:
     config = TokenizerConfig(**options(args, "vocab_size", "max_piece_length", "sample_sentences",
                                        "heldout_sentences", "seed"))
     tokenizer, report = train_on_corpus(args.corpus, args.out, config)
@@ -19,14 +19,13 @@ def train(args: argparse.Namespace) -> int:
     if report["heldout_bp_per_token"] is not None:
         print(f"held-out bp/token: {report['heldout_bp_per_token']:.3f} "
               f"over {report['heldout_sentences']} sentences")
-    return 0
 
 
-def encode(args: argparse.Namespace) -> int:
+def encode(args: argparse.Namespace) -> None:
     tokenizer = load_tokenizer(args.model)
-    return print_token_ids(args.sequences or (line.strip() for line in sys.stdin),
-                           lambda sequence, number: tokenizer.encode(sequence, record=f"input {number}"),
-                           tokenizer.offsets if args.offsets else None)
+    print_token_ids(args.sequences or (line.strip() for line in sys.stdin),
+                    lambda sequence, number: tokenizer.encode(sequence, record=f"input {number}"),
+                    tokenizer.offsets if args.offsets else None)
 
 
 def register(subparsers) -> None:
