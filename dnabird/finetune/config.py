@@ -12,6 +12,18 @@ from dnabird.train import TrainConfig
 FROM_SCRATCH = "none"
 
 
+def reject(invalid: bool, name: str, value: object, expected: str) -> None:
+    """Raise `ParameterError(name, value, expected)` when `invalid`."""
+    if invalid:
+        raise ParameterError(name, value, expected)
+
+
+def require_paths(data: object, names: tuple[str, ...], expected: str) -> None:
+    """Raise `ParameterError` naming the first of the `data.<name>` paths that is null."""
+    for name in names:
+        reject(getattr(data, name) is None, f"data.{name}", None, expected)
+
+
 @dataclass
 class FinetuneConfig(RecipeConfig):
     """Settings of one fine-tuning run; nothing is inherited silently from the pretraining checkpoint.
@@ -63,22 +75,17 @@ class FinetuneConfig(RecipeConfig):
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def __post_init__(self):
-        if self.positive_weight <= 0:
-            raise ParameterError("positive_weight", self.positive_weight, "a number > 0")
-        if self.epochs is not None and self.epochs <= 0:
-            raise ParameterError("epochs", self.epochs, "a number of epochs > 0, or null to use train.max_steps")
-        if self.eval_batch_size < 1 or self.bootstrap_resamples < 1:
-            raise ParameterError("(eval_batch_size, bootstrap_resamples)", (self.eval_batch_size,
-                                 self.bootstrap_resamples), "integers >= 1")
-        from dnabird.model.config import POOLINGS
+        from dnabird.model.config import POOLINGS, build_encoder_config
 
-        if self.pooling is not None and self.pooling not in POOLINGS:
-            raise ParameterError("pooling", self.pooling, f"one of {POOLINGS}, or null to keep the checkpoint's")
+        reject(self.positive_weight <= 0, "positive_weight", self.positive_weight, "a number > 0")
+        reject(self.epochs is not None and self.epochs <= 0, "epochs", self.epochs,
+               "a number of epochs > 0, or null to use train.max_steps")
+        reject(self.eval_batch_size < 1 or self.bootstrap_resamples < 1, "(eval_batch_size, bootstrap_resamples)",
+               (self.eval_batch_size, self.bootstrap_resamples), "integers >= 1")
+        reject(self.pooling is not None and self.pooling not in POOLINGS, "pooling", self.pooling,
+               f"one of {POOLINGS}, or null to keep the checkpoint's")
         known = (*BINARY_METRICS, *LOWER_IS_BETTER, "median_auroc", "median_auprc", "macro_f1")
-        if self.selection_metric not in known:
-            raise ParameterError("selection_metric", self.selection_metric, f"one of {known}")
-        from dnabird.model.config import build_encoder_config
-
+        reject(self.selection_metric not in known, "selection_metric", self.selection_metric, f"one of {known}")
         build_encoder_config(self.model, self.model_overrides)  # the model settings fail when the config loads
 
     def check_schedule(self, max_steps: int) -> None:

@@ -35,8 +35,12 @@ class EpochExamples(torch.utils.data.Dataset):
         if not self.shuffle:
             return np.arange(len(self))
         if self._order_cache is None or self._order_cache[0] != epoch:
-            self._order_cache = (epoch, np.random.default_rng((self.seed, epoch)).permutation(len(self)))
+            self._order_cache = (epoch, self.permutation(epoch))
         return self._order_cache[1]
+
+    def permutation(self, epoch: int) -> np.ndarray:
+        """Epoch `epoch`'s shuffled order, drawn from (seed, epoch)."""
+        return np.random.default_rng((self.seed, epoch)).permutation(len(self))
 
     def __getitem__(self, global_index: int) -> dict[str, np.ndarray]:
         epoch, position = divmod(int(global_index), len(self))
