@@ -220,14 +220,9 @@ class BundleSplit:
                 problem = "truncated (shorter than its header says: an interrupted download or copy?)" \
                     if "truncated" in str(err) else "not a readable MATLAB v7.3 (HDF5) file"
                 raise InputFormatError(f"{problem}: {err}", path=self.path) from None
-            keys = [k for k in self._handle.keys() if not k.startswith("#")]
-            self.x_key, self.y_key = self._keys(keys)
+            self.x_key, self.y_key = self._keys([k for k in self._handle.keys() if not k.startswith("#")])
             x, y = self._handle[self.x_key], self._handle[self.y_key]
-            if x.ndim != 3 or x.shape[1] != 4 or y.ndim != 2 or y.shape[1] != x.shape[2]:
-                raise InputFormatError(f"v7.3 shapes {self.x_key} {x.shape}, {self.y_key} {y.shape}: expected "
-                                       "(length, 4, N) and (features, N)", path=self.path)
-            self.rows, self.length, self.features = x.shape[2], x.shape[0], y.shape[0]
-            self._x, self._y = x, y
+            axes, expected = (2, 0, 0), "(length, 4, N) and (features, N)"   # x: rows, length; y: features
         else:
             import scipy.io
             from scipy.io.matlab import MatReadError
@@ -237,14 +232,15 @@ class BundleSplit:
                 mat = scipy.io.loadmat(self.path)
             except (ValueError, NotImplementedError, OSError, MatReadError) as err:
                 raise InputFormatError(f"not a MATLAB v5 or v7.3 file ({err})", path=self.path) from None
-            keys = [k for k in mat if not k.startswith("__")]
-            self.x_key, self.y_key = self._keys(keys)
+            self.x_key, self.y_key = self._keys([k for k in mat if not k.startswith("__")])
             x, y = mat[self.x_key], mat[self.y_key]
-            if x.ndim != 3 or x.shape[1] != 4 or y.ndim != 2 or y.shape[0] != x.shape[0]:
-                raise InputFormatError(f"v5 shapes {self.x_key} {x.shape}, {self.y_key} {y.shape}: expected "
-                                       "(N, 4, length) and (N, features)", path=self.path)
-            self.rows, self.length, self.features = x.shape[0], x.shape[2], y.shape[1]
-            self._x, self._y = x, y
+            axes, expected = (0, 2, 1), "(N, 4, length) and (N, features)"
+        row_axis, length_axis, feature_axis = axes
+        if x.ndim != 3 or x.shape[1] != 4 or y.ndim != 2 or y.shape[1 - feature_axis] != x.shape[row_axis]:
+            raise InputFormatError(f"v{self.version} shapes {self.x_key} {x.shape}, {self.y_key} {y.shape}: "
+                                   f"expected {expected}", path=self.path)
+        self.rows, self.length, self.features = x.shape[row_axis], x.shape[length_axis], y.shape[feature_axis]
+        self._x, self._y = x, y
         if features is not None and self.features != features:
             raise InputFormatError(f"{self.y_key} has {self.features} label columns but the label table has "
                                    f"{features} features", path=self.path)

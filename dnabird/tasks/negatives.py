@@ -7,6 +7,7 @@ negative is a pure function of those numbers (exact resume, DDP, redraw per epoc
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -121,12 +122,11 @@ class GenomicNegatives:
                 strands.append(np.full(int(keep.sum()), strand == "-"))
                 with np.errstate(invalid="ignore", divide="ignore"):
                     gcs.append((gc_count / (width - n_count))[keep])
-        gc = np.concatenate(gcs) if gcs else np.zeros(0)
-        order = np.argsort(gc, kind="stable")
-        self.gc = gc[order]
-        self.chrom_id = np.concatenate(chrom_ids)[order] if chrom_ids else np.zeros(0, np.int32)
-        self.start = np.concatenate(starts)[order] if starts else np.zeros(0, np.int64)
-        self.minus = np.concatenate(strands)[order] if strands else np.zeros(0, bool)
+        empty = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, bool))   # typed when none
+        columns = [np.concatenate([first, *rest])
+                   for first, rest in zip(empty, (gcs, chrom_ids, starts, strands), strict=True)]
+        order = np.argsort(columns[0], kind="stable")
+        self.gc, self.chrom_id, self.start, self.minus = (column[order] for column in columns)
         self._used: set[tuple[int, int]] = set()
 
     def __len__(self) -> int:
@@ -141,13 +141,10 @@ class GenomicNegatives:
         if hi <= lo:
             return None
         picks = rng.integers(lo, hi, size=tries).tolist()
-        pick = next((p for p in picks if self._key(p) not in self._used), None)
-        if pick is None:  # crowded: scan from the first pick for an unused stretch
-            first = picks[0] - lo
-            pick = next((lo + (first + k) % (hi - lo) for k in range(hi - lo)
-                         if self._key(lo + (first + k) % (hi - lo)) not in self._used), None)
-            if pick is None:
-                return None
+        scan = (lo + (picks[0] - lo + k) % (hi - lo) for k in range(hi - lo))   # crowded: on from the first pick
+        pick = next((p for p in itertools.chain(picks, scan) if self._key(p) not in self._used), None)
+        if pick is None:
+            return None
         self._used.add(self._key(pick))
         minus = bool(self.minus[pick])
         start = int(self.start[pick])
