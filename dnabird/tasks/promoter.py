@@ -28,7 +28,7 @@ from dnabird.finetune.config import FinetuneConfig, reject, require_paths
 from dnabird.finetune.data import EpochExamples, TaskData
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
-from dnabird.io import atomic_output
+from dnabird.io import write_text_atomic
 from dnabird.model.task_spec import TaskSpec, parse_anchor
 from dnabird.tasks.negatives import CPG_CLASSES, GenomicNegatives, cpg_class, deepromoter_negative, gc_fraction
 from dnabird.tasks.splits import SPLITS, chromosome_split, overlap_groups, random_split
@@ -118,11 +118,8 @@ class Redraw:
 
 
 class PromoterExamples(EpochExamples):
-    """One split's examples: slot 2i is positive i, slot 2i + 1 its negative.
-
-    `negative_ids` holds each negative's tokens (genomic, or DeePromoter drawn at epoch 0); with `redraw`
-    a DeePromoter negative of a later epoch is drawn from (seed, epoch, i) and tokenised on the fly.
-    """
+    """One split's examples: slot 2i is positive i, slot 2i + 1 its negative (`negative_ids`: genomic, or
+    DeePromoter at epoch 0; with `redraw` a later epoch's is drawn from (seed, epoch, i) and tokenised)."""
 
     def __init__(self, positive_ids: np.ndarray, negative_ids: np.ndarray, *, seed: int, shuffle: bool,
                  redraw: Redraw | None = None):
@@ -287,8 +284,7 @@ def _write_windows(splits: dict[str, _Split], path: Path) -> None:
                 site, start, end, gc = window
                 lines.append(f"{name}\t{label}\t{site.name}\t{site.chrom}\t{site.position}\t{site.strand}\t{start}"
                              f"\t{end}\t{gc:.4f}\t{group}")
-    with atomic_output(path) as tmp:
-        tmp.write_text("\n".join(lines) + "\n")
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | Path) -> TaskData:
