@@ -118,12 +118,8 @@ def encode_rows(sequences: np.ndarray, tokenizer, block_size: int, length: int |
     (ids int32 [n, length], rows cut)."""
     texts = [row.tobytes().decode("ascii") for row in sequences]
     rows = tokenizer.encode(texts) if texts else []
-    cut = 0
-    if length is not None:
-        limit = length - 2
-        cut = sum(len(r) > limit for r in rows)
-        rows = [r[:limit] for r in rows]
-    ids, _ = tokenizer.pad_batch(rows, block_size=block_size, length=length)
+    cut = 0 if length is None else sum(len(r) > length - 2 for r in rows)
+    ids, _ = tokenizer.pad_batch(rows, block_size=block_size, length=length, truncate=True)
     return ids.astype(np.int32), cut
 
 
@@ -133,11 +129,8 @@ def reverse_complement_rows(sequences: np.ndarray) -> np.ndarray:
 
 
 class BundleExamples(EpochExamples):
-    """Training rows of a `.mat` split, read buffer by buffer in `slab_order` and tokenized on load.
-
-    Rows 0 … `rows` − 1 of the file (the forward half, or both halves with reverse complements); a
-    global index maps to (epoch, position) and position to its buffer, so consecutive indices read
-    the same buffer and each buffer is read from at most `buffer_slabs` contiguous slabs."""
+    """Rows 0 … `rows` − 1 of a `.mat` split (the forward half, or both halves), read buffer by buffer in
+    `slab_order` and tokenized on load: consecutive indices read one buffer of `buffer_slabs` slabs."""
 
     def __init__(self, split: BundleSplit, rows: int, tokenizer, *, block_size: int, length: int, slab: int,
                  buffer_slabs: int, seed: int, shuffle: bool = True):
