@@ -79,12 +79,9 @@ class GenomicNegatives:
     """Windows of the anchor's length from a lattice of starts (every `step` bp) on `chromosomes`, whose
     anchor position lies at least `min_site_distance` bp from every site in `sites` (on either strand)
     and whose N share is at most `max_n_fraction`; `draw` picks one uniformly among those within a GC
-    tolerance of a target, never the same stretch twice.
-
-    `read(chrom)` returns a chromosome as a uint8 ASCII upper-case array (read one at a time); `blocked`
-    maps a chromosome to intervals no window may overlap. GC and N are counted per lattice bin and summed
-    with prefix sums, so each window's GC is exact at the cost of one pass over the sequence. The lattice
-    step is gcd(window length, `step`), so windows end on the lattice too.
+    tolerance of a target, never the same stretch twice. `read(chrom)`: a chromosome as uint8 upper-case
+    ASCII; `blocked`: chromosome -> intervals no window may overlap. The lattice step is gcd(window length,
+    `step`), so windows end on the lattice too; GC is exact (prefix sums over lattice bins).
     """
 
     def __init__(self, chromosomes: Sequence[str], read: Callable[[str], np.ndarray],
