@@ -43,7 +43,7 @@ def _weighted_binary(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray
         recall = tp / (tp + fn)
         mcc = (tp * tn - fp * fn) / np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
         out = {"accuracy": (tp + tn) / (tp + tn + fp + fn), "precision": precision, "recall": recall,
-               "f1": 2 * tp / (2 * tp + fp + fn), "mcc": mcc}
+               "f1": 2 * tp / (2 * tp + fp + fn), "mcc": mcc, "tn": tn, "fp": fp, "fn": fn, "tp": tp}
         # ranking metrics: distinct thresholds, highest score first; ties share one threshold
         order = np.argsort(-scores, kind="stable")
         s, y, w = scores[order], labels[order], weights[:, order]
@@ -83,10 +83,8 @@ def binary_metrics(labels: Sequence[int], scores: Sequence[float]) -> dict:
     """Accuracy, precision, recall, F1, MCC, AUROC, AUPRC and the confusion matrix of one set of predictions."""
     labels, scores = _check(labels, scores)
     values = _weighted_binary(labels, scores, np.ones((1, len(labels))))
-    predicted = scores >= 0.5
     report = {name: _finite_or_none(values[name][0]) for name in BINARY_METRICS}
-    report["confusion"] = {"tn": int((~labels & ~predicted).sum()), "fp": int((~labels & predicted).sum()),
-                           "fn": int((labels & ~predicted).sum()), "tp": int((labels & predicted).sum())}
+    report["confusion"] = {cell: int(values[cell][0]) for cell in ("tn", "fp", "fn", "tp")}
     report["examples"], report["positives"] = int(len(labels)), int(labels.sum())
     return report
 
