@@ -107,8 +107,7 @@ class PromoterConfig(FinetuneConfig):
 
 @dataclass(frozen=True)
 class Redraw:
-    """What drawing a fresh DeePromoter negative needs: the positives' bases ([P, W] uint8), the tokenizer,
-    the block size, and the part counts."""
+    """What drawing a fresh DeePromoter negative needs: the positives' bases ([P, W] uint8) and how to encode."""
 
     positives: np.ndarray
     tokenizer: object
@@ -265,15 +264,6 @@ def _genomic_negatives(config: PromoterData, splits: dict[str, _Split], genome: 
     return by_class
 
 
-def _deepromoter_negatives(config: PromoterData, splits: dict[str, _Split], seed: int) -> None:
-    for split in splits.values():
-        for i, sequence in enumerate(split.positive_seqs):
-            negative = deepromoter_negative(sequence, _rng(seed, 0, i, DEEPROMOTER_TAG),
-                                            parts=config.deepromoter_parts, keep=config.deepromoter_keep)
-            split.negatives.append(None)
-            split.negative_seqs.append(negative)
-
-
 def _write_windows(splits: dict[str, _Split], path: Path) -> None:
     lines = ["split\tlabel\tname\tchrom\tposition\tstrand\tstart\tend\tgc\tgroup"]
     for name, split in splits.items():
@@ -312,7 +302,12 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
     if data.negatives == "genomic":
         by_cpg_class = _genomic_negatives(data, splits, genome, lifted.targets, config.seed, counts)
     else:
-        _deepromoter_negatives(data, splits, config.seed)
+        for split in splits.values():
+            for i, sequence in enumerate(split.positive_seqs):
+                rng = _rng(config.seed, 0, i, DEEPROMOTER_TAG)
+                split.negatives.append(None)
+                split.negative_seqs.append(deepromoter_negative(sequence, rng, parts=data.deepromoter_parts,
+                                                                keep=data.deepromoter_keep))
     empty = [name for name in SPLITS if not splits[name].positives]
     if empty:
         raise DnabirdError(f"{data.promoters}: the {', '.join(empty)} split(s) hold no promoter window "
