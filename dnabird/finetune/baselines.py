@@ -8,8 +8,7 @@ import numpy as np
 from dnabird.errors import ParameterError
 
 _BASE_CODE = np.full(256, -1, dtype=np.int64)
-for _code, _base in enumerate(b"ACGT"):
-    _BASE_CODE[_base] = _code
+_BASE_CODE[list(b"ACGT")] = np.arange(4)
 
 
 def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:

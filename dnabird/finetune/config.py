@@ -82,6 +82,5 @@ class FinetuneConfig(RecipeConfig):
 
     def check_schedule(self, max_steps: int) -> None:
         """Warmup must be stated for fine-tuning: fewer steps than the run has."""
-        if self.train.warmup_steps >= max_steps:
-            raise ParameterError("train.warmup_steps", self.train.warmup_steps,
-                                 f"fewer than the run's {max_steps} steps; set it explicitly for fine-tuning")
+        reject(self.train.warmup_steps >= max_steps, "train.warmup_steps", self.train.warmup_steps,
+               f"fewer than the run's {max_steps} steps; set it explicitly for fine-tuning")

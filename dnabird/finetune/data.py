@@ -1,11 +1,5 @@
 """What a task hands the fine-tuning recipe: `TaskData` (its spec, three splits, baseline features), and the
-index-addressed example streams the training loop reads.
-
-An `EpochExamples` dataset wraps epochs itself: global index g is epoch g // N and the example at
-position g % N of that epoch's order (a permutation drawn from (seed, epoch) when shuffled). A subclass
-builds `example(index, epoch)`, which may draw random numbers only from (seed, epoch, index), so that
-any example can be rebuilt anywhere (DataLoader workers, DDP ranks, after a resume).
-"""
+index-addressed example streams the training loop reads."""
 
 from __future__ import annotations
 
@@ -20,7 +14,9 @@ from dnabird.model.task_spec import TaskSpec
 
 
 class EpochExamples(torch.utils.data.Dataset):
-    """An endless stream over a fixed set of `len(self)` example slots; `labels[i]` is slot i's label."""
+    """An endless stream over `len(self)` = N example slots (`labels[i]`: slot i's label): global index g is the
+    slot at position g % N of epoch g // N's order. `example(index, epoch)` may draw random numbers only from
+    (seed, epoch, index), so any example can be rebuilt anywhere (DataLoader workers, DDP ranks, a resume)."""
 
     def __init__(self, labels: np.ndarray, *, seed: int = 0, shuffle: bool = False):
         self.labels, self.seed, self.shuffle = np.asarray(labels), seed, shuffle

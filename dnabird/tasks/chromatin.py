@@ -43,8 +43,7 @@ DEEPSEA_VALIDATION = ("chr7", 30_508_750, 35_296_850)   # 0-based half-open
 LONG_RANGE_GROUP = "long-range"
 CACHE_VERSION = 1
 _COMPLEMENT = np.zeros(256, dtype=np.uint8)
-for _a, _b in zip(b"ACGTN", b"TGCAN", strict=True):
-    _COMPLEMENT[_a] = _b
+_COMPLEMENT[list(b"ACGTN")] = list(b"TGCAN")
 
 
 @dataclass
@@ -451,8 +450,7 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
             rows = source.rows      # forward half, then the reverse-complement half
         train_set = BundleExamples(source, rows, tokenizer, block_size=block_size, length=eval_length,
                                    slab=data.slab_rows, buffer_slabs=data.buffer_slabs, seed=config.seed)
-        take = min(source.half, data.baseline_rows)
-        bx, baseline_labels = source.read(0, take)
+        bx, baseline_labels = source.read(0, min(source.half, data.baseline_rows))
         baseline_train = kmer_counts(decode_onehot(bx), data.kmer)
         baseline_test = kmer_counts(fixed_x["test"][0], data.kmer)
         if data.bins is not None:
@@ -463,8 +461,7 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
                 log.warning("bins file not used for bootstrap clusters: %s", err)
             else:
                 test_bins = tuple(np.array([getattr(b, key) for b in listed]) for key in ("chrom", "start", "end"))
-        sizes = {split: o.half for split, o in opened.items()}
-        sizes["train_rows_read"] = rows
+        sizes = {**{split: o.half for split, o in opened.items()}, "train_rows_read": rows}
         for split in ("validation", "test"):
             opened[split].close()
     # adjacent or overlapping bins share a cluster (bootstrap resamples whole clusters)

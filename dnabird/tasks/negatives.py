@@ -18,10 +18,8 @@ from dnabird.errors import ParameterError
 from dnabird.model.task_spec import Anchor
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
-_GC = np.zeros(256, dtype=bool)
-_GC[[ord("C"), ord("G")]] = True
-_N = np.zeros(256, dtype=bool)
-_N[ord("N")] = True
+_GC = np.isin(np.arange(256), list(b"CG"))      # byte -> is G or C
+_N = np.arange(256) == ord("N")
 
 
 def part_bounds(length: int, parts: int) -> np.ndarray:
