@@ -18,11 +18,6 @@ MODEL_ROW = "fine-tuned model"
 FORWARD_ROW = "fine-tuned model, forward strand only"
 
 
-def slot_ids(examples: EpochExamples) -> np.ndarray:
-    """Token ids of every slot as drawn in epoch 0, [N, L]."""
-    return np.stack([examples.example(i, 0)["input_ids"] for i in range(len(examples))])
-
-
 def length_summary(lengths: np.ndarray, labels: np.ndarray, names: dict[int, str]) -> dict:
     """Token-length distribution of each class: min, 5 %, median, 95 %, max, mean."""
     out = {}
@@ -50,7 +45,9 @@ def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[st
 
 
 def token_count_features(train: EpochExamples, test: EpochExamples, pad_id: int) -> tuple[np.ndarray, np.ndarray]:
-    return token_counts(slot_ids(train), pad_id), token_counts(slot_ids(test), pad_id)
+    """Tokens per slot of `train` and of `test`, as drawn in epoch 0 ([N, 1] each)."""
+    slots = [np.stack([split.example(i, 0)["input_ids"] for i in range(len(split))]) for split in (train, test)]
+    return token_counts(slots[0], pad_id), token_counts(slots[1], pad_id)
 
 
 def _value(value: float | None, ci: list[float] | None = None) -> str:
@@ -87,13 +84,13 @@ def multilabel_rows(labels: np.ndarray, scores: dict[str, np.ndarray], names, gr
         row["ci95"] = median_auroc_intervals(labels, values, names, plain, clusters=clusters, resamples=resamples,
                                              seed=seed)
         for group, mask in masks.items():
-            columns = [index[m] for m in groups[group]]
+            members, columns = groups[group], [index[m] for m in groups[group]]
             sub_labels, sub_scores = labels[mask][:, columns], values[mask][:, columns]
-            sub = multilabel_metrics(sub_labels, sub_scores, groups[group], {group: groups[group]})
+            sub = multilabel_metrics(sub_labels, sub_scores, members, {group: members})
             row["groups"][group] = {**sub["groups"][group], "examples": int(mask.sum())}
             row["labels"].update(sub["labels"])
             row["ci95"][group] = median_auroc_intervals(
-                sub_labels, sub_scores, groups[group], {group: groups[group]},
+                sub_labels, sub_scores, members, {group: members},
                 clusters=None if clusters is None else np.asarray(clusters)[mask], resamples=resamples,
                 seed=seed)[group]
         row["groups"] = {g: row["groups"][g] for g in groups}
