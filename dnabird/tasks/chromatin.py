@@ -481,9 +481,8 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
                            f"{len(baseline_labels)} train rows"}
     masks = None
     if apart:
-        if test_bins is None:
-            raise ParameterError("data.bins", None, "the positions BED: long-range features are scored on the bins "
-                                 "of their candidate regions")
+        reject(test_bins is None, "data.bins", None,
+               "the positions BED: long-range features are scored on the bins of their candidate regions")
         masks = {LONG_RANGE_GROUP: candidate_mask(*test_bins, regions)}
         summary["long_range_candidates"] = int(masks[LONG_RANGE_GROUP].sum())
     write_json_atomic(out_dir / "data_summary.json", summary)

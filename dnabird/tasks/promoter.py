@@ -322,9 +322,8 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
     longest = max(ids.shape[1] for ids in encoded.values())
     redraw = data.negatives == "deepromoter" and data.redraw_negatives
     eval_length = data.eval_length or longest + (block_size if redraw else 0)
-    if eval_length < longest or eval_length % block_size:
-        raise ParameterError("data.eval_length", eval_length, f"a multiple of the block size {block_size} that is "
-                             f">= {longest}, the longest window in tokens (or null)")
+    reject(eval_length < longest or eval_length % block_size != 0, "data.eval_length", eval_length,
+           f"a multiple of the block size {block_size} that is >= {longest}, the longest window in tokens (or null)")
     datasets, sequences = {}, {}
     for name, split in splits.items():
         ids = np.pad(encoded[name], ((0, 0), (0, eval_length - encoded[name].shape[1])),
