@@ -87,18 +87,15 @@ class TaskData:
 
     spec: the `TaskSpec` written as task.json (head kind, labels, eval length, window, anchor, tokenizer).
     train: the training stream (shuffled, possibly redrawn per epoch); validation, test: fixed examples.
-    test_groups: cluster id of each test example for the bootstrap (overlapping windows, a positive and its
-        negative), or None to resample examples one by one.
-    baseline_features: baseline name -> (features of train slots at epoch 0, features of test examples);
-        the recipe fits a logistic regression on each. A token-count baseline is always added.
+    test_groups: cluster id of each test example for the bootstrap, or None to resample examples one by one.
+    baseline_features: baseline name -> (features of train slots at epoch 0, features of test examples),
+        each fit by a logistic regression (a token-count baseline is always added).
     summary: counts and settings of the data build, copied into report.json.
-    test_reverse: the test examples reverse-complemented, slot for slot (multi-label tasks): the report
-        scores both strands and averages their probabilities, and shows the forward-only scores beside.
-    report_groups: label groups whose median AUROC the multi-label report gives (default: the spec's
-        label_groups), e.g. local features by group and a planted set apart.
+    test_reverse: the test examples reverse-complemented, slot for slot (multi-label): the report averages
+        both strands' probabilities, forward-only beside.
+    report_groups: label groups the multi-label report gives a median AUROC for (default: spec.label_groups).
     baseline_labels: the labels of the baseline's train rows when they are not `train.labels`.
-    report_masks: group -> boolean mask of the test examples that group is scored on (e.g. a planted
-        long-range set over the bins of its candidate regions), others scored on every test example.
+    report_masks: group -> boolean mask of the test examples that group is scored on (others: every one).
     """
 
     spec: TaskSpec

@@ -1,10 +1,7 @@
-"""The fine-tuning recipe: a task's data + a pretrained (or fresh) encoder -> `train(...)` with validation
-every N steps -> the best validation model, evaluated once on test beside the baselines.
-
-`dnabird finetune TASK` and each task's pipeline stage call `finetune(task, config)`. Outputs in
-`train.out_dir`: `model/` (the selected model with its tokenizer and `task.json`), `report.json`,
-`metrics.jsonl` (training and validation), `learning_curve.png`, `roc.png`, `pr.png`, `checkpoints/`,
-and whatever the task writes about its data.
+"""The fine-tuning recipe (`finetune(task, config)`): a task's data + a pretrained (or fresh) encoder ->
+`train(...)` validating every N steps -> the best validation model, evaluated once on test beside the
+baselines. Outputs in `train.out_dir`: `model/` (with its tokenizer and `task.json`), `report.json`,
+`metrics.jsonl`, `learning_curve.png`, `roc.png`, `pr.png`, `checkpoints/`, and the task's data files.
 """
 
 from __future__ import annotations
