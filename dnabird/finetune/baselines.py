@@ -8,8 +8,7 @@ import numpy as np
 from dnabird.errors import ParameterError
 
 _BASE_CODE = np.full(256, -1, dtype=np.int64)
-for _code, _base in enumerate(b"ACGT"):
-    _BASE_CODE[_base] = _code
+_BASE_CODE[list(b"ACGT")] = np.arange(4)
 
 
 def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
@@ -39,13 +38,7 @@ def token_counts(ids: np.ndarray, pad_id: int) -> np.ndarray:
 
 def logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *, seed: int = 0) -> np.ndarray:
     """Positive-class probabilities of `test_x` from a standardised L2 logistic regression fit on the train rows."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, random_state=seed))
-    model.fit(train_x, np.asarray(train_y).astype(int))
-    return model.predict_proba(test_x)[:, 1]
+    return multilabel_logistic_scores(train_x, np.asarray(train_y)[:, None], test_x, seed=seed)[:, 0]
 
 
 def multilabel_logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *,

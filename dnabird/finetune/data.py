@@ -1,11 +1,5 @@
 """What a task hands the fine-tuning recipe: `TaskData` (its spec, three splits, baseline features), and the
-index-addressed example streams the training loop reads.
-
-An `EpochExamples` dataset wraps epochs itself: global index g is epoch g // N and the example at
-position g % N of that epoch's order (a permutation drawn from (seed, epoch) when shuffled). A subclass
-builds `example(index, epoch)`, which may draw random numbers only from (seed, epoch, index), so that
-any example can be rebuilt anywhere (DataLoader workers, DDP ranks, after a resume).
-"""
+index-addressed example streams the training loop reads."""
 
 from __future__ import annotations
 
@@ -20,7 +14,9 @@ from dnabird.model.task_spec import TaskSpec
 
 
 class EpochExamples(torch.utils.data.Dataset):
-    """An endless stream over a fixed set of `len(self)` example slots; `labels[i]` is slot i's label."""
+    """An endless stream over `len(self)` = N example slots (`labels[i]`: slot i's label): global index g is the
+    slot at position g % N of epoch g // N's order. `example(index, epoch)` may draw random numbers only from
+    (seed, epoch, index), so any example can be rebuilt anywhere (DataLoader workers, DDP ranks, a resume)."""
 
     def __init__(self, labels: np.ndarray, *, seed: int = 0, shuffle: bool = False):
         self.labels, self.seed, self.shuffle = np.asarray(labels), seed, shuffle
@@ -35,8 +31,12 @@ class EpochExamples(torch.utils.data.Dataset):
         if not self.shuffle:
             return np.arange(len(self))
         if self._order_cache is None or self._order_cache[0] != epoch:
-            self._order_cache = (epoch, np.random.default_rng((self.seed, epoch)).permutation(len(self)))
+            self._order_cache = (epoch, self.permutation(epoch))
         return self._order_cache[1]
+
+    def permutation(self, epoch: int) -> np.ndarray:
+        """Epoch `epoch`'s shuffled order, drawn from (seed, epoch)."""
+        return np.random.default_rng((self.seed, epoch)).permutation(len(self))
 
     def __getitem__(self, global_index: int) -> dict[str, np.ndarray]:
         epoch, position = divmod(int(global_index), len(self))
@@ -87,18 +87,15 @@ class TaskData:
 
     spec: the `TaskSpec` written as task.json (head kind, labels, eval length, window, anchor, tokenizer).
     train: the training stream (shuffled, possibly redrawn per epoch); validation, test: fixed examples.
-    test_groups: cluster id of each test example for the bootstrap (overlapping windows, a positive and its
-        negative), or None to resample examples one by one.
-    baseline_features: baseline name -> (features of train slots at epoch 0, features of test examples);
-        the recipe fits a logistic regression on each. A token-count baseline is always added.
+    test_groups: cluster id of each test example for the bootstrap, or None to resample examples one by one.
+    baseline_features: baseline name -> (features of train slots at epoch 0, features of test examples),
+        each fit by a logistic regression (a token-count baseline is always added).
     summary: counts and settings of the data build, copied into report.json.
-    test_reverse: the test examples reverse-complemented, slot for slot (multi-label tasks): the report
-        scores both strands and averages their probabilities, and shows the forward-only scores beside.
-    report_groups: label groups whose median AUROC the multi-label report gives (default: the spec's
-        label_groups), e.g. local features by group and a planted set apart.
+    test_reverse: the test examples reverse-complemented, slot for slot (multi-label): the report averages
+        both strands' probabilities, forward-only beside.
+    report_groups: label groups the multi-label report gives a median AUROC for (default: spec.label_groups).
     baseline_labels: the labels of the baseline's train rows when they are not `train.labels`.
-    report_masks: group -> boolean mask of the test examples that group is scored on (e.g. a planted
-        long-range set over the bins of its candidate regions), others scored on every test example.
+    report_masks: group -> boolean mask of the test examples that group is scored on (others: every one).
     """
 
     spec: TaskSpec

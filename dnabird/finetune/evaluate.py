@@ -20,10 +20,8 @@ from dnabird.model.task_spec import TaskSpec
 def predict(model: torch.nn.Module, examples: EpochExamples, spec: TaskSpec, *, batch_size: int = 8,
             pad_id: int, positive_weight: float = 1.0,
             device: str | torch.device = "cpu") -> tuple[np.ndarray, np.ndarray, float]:
-    """(labels, scores, mean loss) over every slot of `examples` in order (epoch 0), in eval mode.
-
-    Scores are probabilities: sigmoid per output (binary [N], multi-label [N, K]) or softmax (multi-class).
-    """
+    """(labels, scores, mean loss) over every slot of `examples` in order (epoch 0), in eval mode; scores
+    are probabilities: sigmoid per output (binary [N], multi-label [N, K]) or softmax (multi-class)."""
     model.eval()
     labels, scores, loss_sum = [], [], 0.0
     weight = torch.tensor(positive_weight, device=device) if spec.problem != "multiclass" else None
@@ -50,11 +48,8 @@ def score(spec: TaskSpec, labels: np.ndarray, scores: np.ndarray) -> dict:
 
 
 class Selection:
-    """The best validation result so far (by `metric`) and a CPU copy of that step's weights.
-
-    It travels inside each training checkpoint (`save` / `load`), so a resumed run keeps the best model
-    of the steps before its checkpoint and none from after it.
-    """
+    """The best validation result so far (by `metric`) and a CPU copy of that step's weights, saved inside
+    each training checkpoint (`save` / `load`), so a resumed run keeps the best model of the steps before it."""
 
     STATE, RECORD = "model.safetensors", "selection.json"
 

@@ -43,7 +43,7 @@ def _weighted_binary(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray
         recall = tp / (tp + fn)
         mcc = (tp * tn - fp * fn) / np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
         out = {"accuracy": (tp + tn) / (tp + tn + fp + fn), "precision": precision, "recall": recall,
-               "f1": 2 * tp / (2 * tp + fp + fn), "mcc": mcc}
+               "f1": 2 * tp / (2 * tp + fp + fn), "mcc": mcc, "tn": tn, "fp": fp, "fn": fn, "tp": tp}
         # ranking metrics: distinct thresholds, highest score first; ties share one threshold
         order = np.argsort(-scores, kind="stable")
         s, y, w = scores[order], labels[order], weights[:, order]
@@ -63,6 +63,18 @@ def _weighted_binary(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray
     return out
 
 
+def _resample_weights(n: int, groups: Sequence | None, resamples: int, seed: int) -> np.ndarray:
+    """[resamples, n] weights: how often each example is drawn when whole `groups` (None: examples) are
+    drawn with replacement."""
+    rng = np.random.default_rng(seed)
+    cluster = np.arange(n) if groups is None else np.unique(np.asarray(groups), return_inverse=True)[1]
+    count = cluster.max() + 1
+    draws = rng.integers(0, count, size=(resamples, count))
+    weights = np.zeros((resamples, count))
+    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1.0)
+    return weights[:, cluster]
+
+
 def _finite_or_none(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
@@ -71,10 +83,8 @@ def binary_metrics(labels: Sequence[int], scores: Sequence[float]) -> dict:
     """Accuracy, precision, recall, F1, MCC, AUROC, AUPRC and the confusion matrix of one set of predictions."""
     labels, scores = _check(labels, scores)
     values = _weighted_binary(labels, scores, np.ones((1, len(labels))))
-    predicted = scores >= 0.5
     report = {name: _finite_or_none(values[name][0]) for name in BINARY_METRICS}
-    report["confusion"] = {"tn": int((~labels & ~predicted).sum()), "fp": int((~labels & predicted).sum()),
-                           "fn": int((labels & ~predicted).sum()), "tp": int((labels & predicted).sum())}
+    report["confusion"] = {cell: int(values[cell][0]) for cell in ("tn", "fp", "fn", "tp")}
     report["examples"], report["positives"] = int(len(labels)), int(labels.sum())
     return report
 
@@ -87,16 +97,7 @@ def bootstrap_intervals(labels: Sequence[int], scores: Sequence[float], *, group
     labels, scores = _check(labels, scores)
     if resamples < 1 or not 0 < level < 1:
         raise ParameterError("resamples, level", (resamples, level), "an integer >= 1 and a level in (0, 1)")
-    rng = np.random.default_rng(seed)
-    if groups is None:
-        cluster = np.arange(len(labels))
-    else:
-        _, cluster = np.unique(np.asarray(groups), return_inverse=True)
-    clusters = cluster.max() + 1
-    draws = rng.integers(0, clusters, size=(resamples, clusters))
-    counts = np.zeros((resamples, clusters))
-    np.add.at(counts, (np.arange(resamples)[:, None], draws), 1.0)
-    values = _weighted_binary(labels, scores, counts[:, cluster])
+    values = _weighted_binary(labels, scores, _resample_weights(len(labels), groups, resamples, seed))
     tail = 100 * (1 - level) / 2
     intervals = {}
     for name in metrics:
@@ -156,28 +157,17 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
     of whole `clusters`) with replacement, every label's AUROC recomputed on each draw, the median over
     the group's labels defined on that draw."""
     labels, scores = np.asarray(labels).astype(bool), np.asarray(scores, dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    cluster = np.arange(len(labels)) if clusters is None else np.unique(np.asarray(clusters), return_inverse=True)[1]
-    count = cluster.max() + 1
-    draws = rng.integers(0, count, size=(resamples, count))
-    weights = np.zeros((resamples, count))
-    np.add.at(weights, (np.arange(resamples)[:, None], draws), 1.0)
-    weights = weights[:, cluster]
+    weights = _resample_weights(len(labels), clusters, resamples, seed)
     index = {name: k for k, name in enumerate(names)}
     per_label = {}
     tail = 100 * (1 - level) / 2
     out = {}
     for group, members in groups.items():
-        columns = []
         for m in members:
             if m not in per_label:
-                k = index[m]
-                per_label[m] = _weighted_binary(labels[:, k], scores[:, k], weights)["auroc"]
-            columns.append(per_label[m])
-        if not columns:
-            out[group] = None
-            continue
-        matrix = np.stack(columns, axis=1)                       # [R, labels of the group]
+                per_label[m] = _weighted_binary(labels[:, index[m]], scores[:, index[m]], weights)["auroc"]
+        # [R, labels of the group]
+        matrix = np.stack([per_label[m] for m in members], axis=1) if members else np.zeros((len(weights), 0))
         defined = np.isfinite(matrix).any(axis=1)
         if not defined.any():
             out[group] = None

@@ -1,10 +1,7 @@
-"""The fine-tuning recipe: a task's data + a pretrained (or fresh) encoder -> `train(...)` with validation
-every N steps -> the best validation model, evaluated once on test beside the baselines.
-
-`dnabird finetune TASK` and each task's pipeline stage call `finetune(task, config)`. Outputs in
-`train.out_dir`: `model/` (the selected model with its tokenizer and `task.json`), `report.json`,
-`metrics.jsonl` (training and validation), `learning_curve.png`, `roc.png`, `pr.png`, `checkpoints/`,
-and whatever the task writes about its data.
+"""The fine-tuning recipe (`finetune(task, config)`): a task's data + a pretrained (or fresh) encoder ->
+`train(...)` validating every N steps -> the best validation model, evaluated once on test beside the
+baselines. Outputs in `train.out_dir`: `model/` (with its tokenizer and `task.json`), `report.json`,
+`metrics.jsonl`, `learning_curve.png`, `roc.png`, `pr.png`, `checkpoints/`, and the task's data files.
 """
 
 from __future__ import annotations
@@ -187,6 +184,7 @@ def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, sel
                    "test": length_summary(test_counts[:, 0], labels, names)}
         test["rows"] = rows
     elif data.spec.problem == "multilabel":
+        groups = data.report_groups or data.spec.label_groups
         row_scores = {MODEL_ROW: scores}
         if data.test_reverse is not None:
             _, reverse, _ = predict(model, data.test_reverse, data.spec, batch_size=config.eval_batch_size,
@@ -195,12 +193,9 @@ def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, sel
         train_labels = data.train.labels if data.baseline_labels is None else data.baseline_labels
         for name, (train_x, test_x) in data.baseline_features.items():
             row_scores[f"{name} baseline"] = multilabel_logistic_scores(train_x, train_labels, test_x, seed=config.seed)
-        test["rows"] = multilabel_rows(labels, row_scores, data.spec.labels, data.report_groups or
-                                       data.spec.label_groups, clusters=data.test_groups,
-                                       resamples=config.bootstrap_resamples, seed=config.seed,
-                                       masks=data.report_masks)
-        plot_group_aurocs(test["rows"][MODEL_ROW], data.report_groups or data.spec.label_groups,
-                          out_dir / "auroc_by_group.png")
+        test["rows"] = multilabel_rows(labels, row_scores, data.spec.labels, groups, clusters=data.test_groups,
+                                       resamples=config.bootstrap_resamples, seed=config.seed, masks=data.report_masks)
+        plot_group_aurocs(test["rows"][MODEL_ROW], groups, out_dir / "auroc_by_group.png")
     else:   # baselines for multi-class tasks are for their tasks to add
         test["rows"] = {MODEL_ROW: score(data.spec, labels, scores)}
     pretrained = "from scratch" if config.pretrained == FROM_SCRATCH else "pretrained"

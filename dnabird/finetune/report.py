@@ -18,11 +18,6 @@ MODEL_ROW = "fine-tuned model"
 FORWARD_ROW = "fine-tuned model, forward strand only"
 
 
-def slot_ids(examples: EpochExamples) -> np.ndarray:
-    """Token ids of every slot as drawn in epoch 0, [N, L]."""
-    return np.stack([examples.example(i, 0)["input_ids"] for i in range(len(examples))])
-
-
 def length_summary(lengths: np.ndarray, labels: np.ndarray, names: dict[int, str]) -> dict:
     """Token-length distribution of each class: min, 5 %, median, 95 %, max, mean."""
     out = {}
@@ -50,15 +45,21 @@ def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[st
 
 
 def token_count_features(train: EpochExamples, test: EpochExamples, pad_id: int) -> tuple[np.ndarray, np.ndarray]:
-    return token_counts(slot_ids(train), pad_id), token_counts(slot_ids(test), pad_id)
+    """Tokens per slot of `train` and of `test`, as drawn in epoch 0 ([N, 1] each)."""
+    slots = [np.stack([split.example(i, 0)["input_ids"] for i in range(len(split))]) for split in (train, test)]
+    return token_counts(slots[0], pad_id), token_counts(slots[1], pad_id)
+
+
+def _value(value: float | None, ci: list[float] | None = None) -> str:
+    """`value` to 3 decimals ("n/a" when None), then its interval in brackets when given."""
+    text = "n/a" if value is None else f"{value:.3f}"
+    return text + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
 def _cell(row: dict, column: str) -> str:
-    value, ci = row.get(column), row.get("ci95", {}).get(column)
-    text = "n/a" if value is None else f"{value:.3f}"
     if column in INTERVAL_COLUMNS:
-        return f"{text + (f' [{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''):>22}"
-    return f"{text:>10}"
+        return f"{_value(row.get(column), row.get('ci95', {}).get(column)):>22}"
+    return f"{_value(row.get(column)):>10}"
 
 
 def _rows(rows: dict[str, dict]) -> list[str]:
@@ -83,13 +84,13 @@ def multilabel_rows(labels: np.ndarray, scores: dict[str, np.ndarray], names, gr
         row["ci95"] = median_auroc_intervals(labels, values, names, plain, clusters=clusters, resamples=resamples,
                                              seed=seed)
         for group, mask in masks.items():
-            columns = [index[m] for m in groups[group]]
+            members, columns = groups[group], [index[m] for m in groups[group]]
             sub_labels, sub_scores = labels[mask][:, columns], values[mask][:, columns]
-            sub = multilabel_metrics(sub_labels, sub_scores, groups[group], {group: groups[group]})
+            sub = multilabel_metrics(sub_labels, sub_scores, members, {group: members})
             row["groups"][group] = {**sub["groups"][group], "examples": int(mask.sum())}
             row["labels"].update(sub["labels"])
             row["ci95"][group] = median_auroc_intervals(
-                sub_labels, sub_scores, groups[group], {group: groups[group]},
+                sub_labels, sub_scores, members, {group: members},
                 clusters=None if clusters is None else np.asarray(clusters)[mask], resamples=resamples,
                 seed=seed)[group]
         row["groups"] = {g: row["groups"][g] for g in groups}
@@ -103,13 +104,8 @@ def _multilabel_lines(rows: dict[str, dict]) -> list[str]:
     header = " " * width + "".join(f"{g:>24}" for g in groups) + f"{'median AUPRC':>14}"
     lines = ["median AUROC per group [95 % bootstrap interval]", header]
     for name, row in rows.items():
-        cells = []
-        for g in groups:
-            value, ci = row["groups"][g]["median_auroc"], row["ci95"].get(g)
-            text = "n/a" if value is None else f"{value:.3f}"
-            cells.append(f"{text + (f' [{ci[0]:.3f}, {ci[1]:.3f}]' if ci else ''):>24}")
-        auprc = row["median_auprc"]
-        lines.append(f"{name:<{width}}" + "".join(cells) + f"{'n/a' if auprc is None else f'{auprc:.3f}':>14}")
+        cells = "".join(f"{_value(row['groups'][g]['median_auroc'], row['ci95'].get(g)):>24}" for g in groups)
+        lines.append(f"{name:<{width}}{cells}{_value(row['median_auprc']):>14}")
     first = next(iter(rows.values()))
     lines.append("labels per group (skipped: one class only in test): " + ", ".join(
         f"{g} {first['groups'][g]['labels']} ({first['groups'][g]['skipped']} skipped)" for g in groups))
@@ -134,6 +130,11 @@ def plot_group_aurocs(row: dict, groups: dict[str, list[str]], path: Path) -> Pa
     ax.set_ylabel("test AUROC per feature")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3, axis="y")
+    return _save_png(fig, path)
+
+
+def _save_png(fig, path: Path) -> Path:
+    """Lay out `fig` and write it to `path` as a 100-dpi PNG (atomically)."""
     fig.tight_layout()
     with atomic_output(path) as tmp:
         fig.savefig(tmp, format="png", dpi=100)
@@ -145,7 +146,7 @@ def format_table(report: dict) -> str:
     rows = report["test"]["rows"]
     if rows and "groups" in next(iter(rows.values())):     # multi-label: median AUROC per group
         return "\n".join([report["test"]["title"], *_multilabel_lines(rows)])
-    lines = [report["test"]["title"], *_rows(report["test"]["rows"])]
+    lines = [report["test"]["title"], *_rows(rows)]
     for split, classes in report.get("token_lengths", {}).items():
         shown = "; ".join(f"{name} median {s['median']:.0f} (5-95 %: {s['p05']:.0f}-{s['p95']:.0f})"
                           for name, s in classes.items())
@@ -179,9 +180,5 @@ def plot_curves(labels: np.ndarray, scores: dict[str, np.ndarray], out_dir: Path
         ax.set_ylabel(axes[1])
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        fig.tight_layout()
-        path = out_dir / f"{name}.png"
-        with atomic_output(path) as tmp:
-            fig.savefig(tmp, format="png", dpi=100)
-        paths.append(path)
+        paths.append(_save_png(fig, out_dir / f"{name}.png"))
     return paths

@@ -1,26 +1,18 @@
-"""The chromatin-profile task (DeepSEA; BigBird App. F.3, Table 7): one sigmoid per feature of the label
-table (919 for DeepSEA, the toy's own count), multi-label BCE with positives weighted (`positive_weight`,
-8 by default), median AUROC per group (DNase, TF, HM) on the test split.
+"""The chromatin-profile task (DeepSEA; BigBird App. F.3, Table 7; docs/chromatin.md): one sigmoid per
+feature of the label table, multi-label BCE with positives weighted, median AUROC per group on test.
 
-Two routes to the same labels:
-- `source: bundle` (DeepSEA's 1000-bp inputs): train / valid / test rows of the `.mat` files, one-hot
-  decoded and tokenized. Training reads `train.mat` in contiguous slabs shuffled inside a buffer
-  (`dnabird.tasks.deepsea.slab_order`), tokenizing a buffer at a time, so memory stays flat in N;
-  `rc_augment` adds the file's reverse-complement half to the training rows.
-- `source: windows` (BigBird's setting): the bins of the positions BED (`bins`: DeepSEA's
-  `allTFs.pos.bed`, or the toy's `deepsea_bins.bed` with its split column), each read as `window` bp
-  of the genome centred on the bin, labels from the bundle's forward rows. Splits as DeepSEA: a split
-  column when the file has one; otherwise chr8 + chr9 test, the first bins of the rest train and the
-  next valid (as many as the .mat files hold; the valid bins must lie in chr7:30,508,750-35,296,850),
-  the remainder unused. A bin in two splits is an error; a window running off its chromosome is
-  dropped and counted. Tokenized windows (both strands) are cached in HDF5 with their coordinates and
-  labels (`windows_cache.h5`), keyed by the inputs, so a second run does not tokenize again.
+- `source: bundle`: the `.mat` rows (1000 bp); `train.mat` is read in slabs shuffled inside a buffer
+  (`dnabird.tasks.deepsea.slab_order`), tokenized a buffer at a time; `rc_augment` adds its
+  reverse-complement half.
+- `source: windows`: `window` bp of the genome centred on each bin of the positions BED, labels from the
+  bundle's forward rows. Splits: the file's split column, else DeepSEA's (chr8 + chr9 test; of the rest,
+  the first bins train, the next valid, as many as the .mat files hold, inside chr7:30,508,750-35,296,850;
+  the remainder unused). A bin in two splits is an error; windows off a chromosome are dropped and counted.
+  Tokenized windows are cached in `windows_cache.h5`, keyed by the inputs.
 
-Evaluation: the test examples are scored on both strands and the probabilities averaged (the report
-shows the forward-only scores beside, and a per-feature logistic regression on k-mer counts of the
-same rows); features with no positive in the test split are skipped and counted. Features named in
-`long_range_truth` (the toy's planted set) are reported apart from the local groups, scored on the test
-bins over their candidate regions (where a target sits and only the distant partner decides the label).
+Test examples are scored on both strands, probabilities averaged (forward-only and a k-mer logistic
+regression beside); features with no test positive are skipped and counted. Features named in
+`long_range_truth` are reported apart, scored on the test bins over their candidate regions.
 """
 
 from __future__ import annotations
@@ -35,7 +27,7 @@ import numpy as np
 
 from dnabird.errors import ConfigError, DnabirdError, InputFormatError, ParameterError
 from dnabird.finetune.baselines import kmer_counts
-from dnabird.finetune.config import FinetuneConfig
+from dnabird.finetune.config import FinetuneConfig, reject, require_paths
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
 from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
@@ -51,8 +43,7 @@ DEEPSEA_VALIDATION = ("chr7", 30_508_750, 35_296_850)   # 0-based half-open
 LONG_RANGE_GROUP = "long-range"
 CACHE_VERSION = 1
 _COMPLEMENT = np.zeros(256, dtype=np.uint8)
-for _a, _b in zip(b"ACGTN", b"TGCAN", strict=True):
-    _COMPLEMENT[_a] = _b
+_COMPLEMENT[list(b"ACGTN")] = list(b"TGCAN")
 
 
 @dataclass
@@ -99,17 +90,13 @@ class ChromatinData:
     max_n_fraction: float = 0.05
 
     def __post_init__(self):
-        if self.source not in SOURCES:
-            raise ParameterError("data.source", self.source, f"one of {SOURCES}")
-        if self.window < 200 or self.window % 2:
-            raise ParameterError("data.window", self.window, "an even number of bp >= 200")
-        if self.slab_rows < 1 or self.buffer_slabs < 1:
-            raise ParameterError("(data.slab_rows, data.buffer_slabs)", (self.slab_rows, self.buffer_slabs),
-                                 "integers >= 1")
-        if self.max_train_rows is not None and self.max_train_rows < 1:
-            raise ParameterError("data.max_train_rows", self.max_train_rows, "a positive integer or null")
-        if not 1 <= self.kmer <= 8:
-            raise ParameterError("data.kmer", self.kmer, "an integer in [1, 8]")
+        reject(self.source not in SOURCES, "data.source", self.source, f"one of {SOURCES}")
+        reject(self.window < 200 or self.window % 2, "data.window", self.window, "an even number of bp >= 200")
+        reject(self.slab_rows < 1 or self.buffer_slabs < 1, "(data.slab_rows, data.buffer_slabs)",
+               (self.slab_rows, self.buffer_slabs), "integers >= 1")
+        reject(self.max_train_rows is not None and self.max_train_rows < 1, "data.max_train_rows",
+               self.max_train_rows, "a positive integer or null")
+        reject(not 1 <= self.kmer <= 8, "data.kmer", self.kmer, "an integer in [1, 8]")
 
 
 @dataclass
@@ -130,12 +117,8 @@ def encode_rows(sequences: np.ndarray, tokenizer, block_size: int, length: int |
     (ids int32 [n, length], rows cut)."""
     texts = [row.tobytes().decode("ascii") for row in sequences]
     rows = tokenizer.encode(texts) if texts else []
-    cut = 0
-    if length is not None:
-        limit = length - 2
-        cut = sum(len(r) > limit for r in rows)
-        rows = [r[:limit] for r in rows]
-    ids, _ = tokenizer.pad_batch(rows, block_size=block_size, length=length)
+    cut = 0 if length is None else sum(len(r) > length - 2 for r in rows)
+    ids, _ = tokenizer.pad_batch(rows, block_size=block_size, length=length, truncate=True)
     return ids.astype(np.int32), cut
 
 
@@ -145,11 +128,8 @@ def reverse_complement_rows(sequences: np.ndarray) -> np.ndarray:
 
 
 class BundleExamples(EpochExamples):
-    """Training rows of a `.mat` split, read buffer by buffer in `slab_order` and tokenized on load.
-
-    Rows 0 … `rows` − 1 of the file (the forward half, or both halves with reverse complements); a
-    global index maps to (epoch, position) and position to its buffer, so consecutive indices read
-    the same buffer and each buffer is read from at most `buffer_slabs` contiguous slabs."""
+    """Rows 0 … `rows` − 1 of a `.mat` split (the forward half, or both halves), read buffer by buffer in
+    `slab_order` and tokenized on load: consecutive indices read one buffer of `buffer_slabs` slabs."""
 
     def __init__(self, split: BundleSplit, rows: int, tokenizer, *, block_size: int, length: int, slab: int,
                  buffer_slabs: int, seed: int, shuffle: bool = True):
@@ -158,18 +138,12 @@ class BundleExamples(EpochExamples):
         self.block_size, self.length, self.slab, self.buffer_slabs = block_size, length, slab, buffer_slabs
         self.truncated = 0
         self._buffer: tuple[int, int, np.ndarray, np.ndarray] | None = None
-        self._orders: dict[int, np.ndarray] = {}
 
     def __len__(self) -> int:
         return self.rows
 
-    def order(self, epoch: int) -> np.ndarray:
-        if not self.shuffle:
-            return np.arange(self.rows)
-        if epoch not in self._orders:
-            self._orders = {epoch: slab_order(self.rows, slab=self.slab, buffer_slabs=self.buffer_slabs,
-                                              seed=self.seed, epoch=epoch)}
-        return self._orders[epoch]
+    def permutation(self, epoch: int) -> np.ndarray:
+        return slab_order(self.rows, slab=self.slab, buffer_slabs=self.buffer_slabs, seed=self.seed, epoch=epoch)
 
     @property
     def buffer_rows(self) -> int:
@@ -354,9 +328,7 @@ def build_windows(config: ChromatinConfig, table: FeatureTable, tokenizer, block
     from dnabird.genome.reference import Genome
 
     data = config.data
-    for name in ("genome", "bins"):
-        if getattr(data, name) is None:
-            raise ParameterError(f"data.{name}", None, "a path (the windows route needs it)")
+    require_paths(data, ("genome", "bins"), "a path (the windows route needs it)")
     mats = {split: getattr(data, key) for split, key in MAT_SPLITS.items()}
     cache_path = out_dir / "windows_cache.h5"
     key = _cache_key(data, tokenizer, block_size, [data.genome, data.bins, *mats.values()])
@@ -384,9 +356,7 @@ def build_windows(config: ChromatinConfig, table: FeatureTable, tokenizer, block
         ids, _ = encode_rows(forward, tokenizer, block_size, None)
         ids_rc, _ = encode_rows(reverse_complement_rows(forward), tokenizer, block_size, None)
         width = max(ids.shape[1], ids_rc.shape[1])
-        pad = tokenizer.pad_id
-        out[split] = {"ids": np.pad(ids, ((0, 0), (0, width - ids.shape[1])), constant_values=pad),
-                      "ids_rc": np.pad(ids_rc, ((0, 0), (0, width - ids_rc.shape[1])), constant_values=pad),
+        out[split] = {"ids": _pad_to(ids, width, tokenizer.pad_id), "ids_rc": _pad_to(ids_rc, width, tokenizer.pad_id),
                       "labels": labels, "chrom": np.array([b.chrom for b in chosen], dtype="S"),
                       "start": np.array([b.start for b in chosen]), "end": np.array([b.end for b in chosen])}
     for s in opened.values():
@@ -419,27 +389,11 @@ def _eval_length(data: ChromatinData, longest: int, block_size: int) -> int:
     return -(-(longest + 1) // block_size) * block_size + (block_size if data.source == "bundle" else 0)
 
 
-def _clusters(chroms: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Adjacent or overlapping bins share a cluster (bootstrap resamples whole clusters)."""
-    return overlap_groups(chroms, starts, ends + 1)
-
-
-def _bins_by_row(path: str, halves: dict[str, int]) -> dict[str, list[Bin]] | None:
-    try:
-        bins = read_bins(path, halves, Counter())
-    except InputFormatError as err:
-        log.warning("bins file not used for bootstrap clusters: %s", err)
-        return None
-    return {split: [b for b in bins if b.split == split] for split in MAT_SPLITS}
-
-
 def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str | Path) -> TaskData:
     """The chromatin `TaskData` (module docstring); writes `feature_table.tsv` and `data_summary.json`."""
     data, out_dir = config.data, Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name in ("features", *MAT_SPLITS.values()):
-        if getattr(data, name) is None:
-            raise ParameterError(f"data.{name}", None, "a path (set it in the config or as an override)")
+    require_paths(data, ("features", *MAT_SPLITS.values()), "a path (set it in the config or as an override)")
     table = load_table(data.features)
     table.write(out_dir / "feature_table.tsv")
     apart, regions = long_range_features(data.long_range_truth, table)
@@ -460,7 +414,6 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
                  for split in ("validation", "test")}
         test = arrays["test"]
         test_bins = (test["chrom"].astype(str), test["start"], test["end"])
-        clusters = _clusters(*test_bins)
         window = data.window
         baseline_train = kmer_counts(_decode_ids(tokenizer, train["ids"][:data.baseline_rows]), data.kmer)
         baseline_test = kmer_counts(_decode_ids(tokenizer, test["ids"]), data.kmer)
@@ -497,22 +450,22 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
             rows = source.rows      # forward half, then the reverse-complement half
         train_set = BundleExamples(source, rows, tokenizer, block_size=block_size, length=eval_length,
                                    slab=data.slab_rows, buffer_slabs=data.buffer_slabs, seed=config.seed)
-        take = min(source.half, data.baseline_rows)
-        bx, baseline_labels = source.read(0, take)
+        bx, baseline_labels = source.read(0, min(source.half, data.baseline_rows))
         baseline_train = kmer_counts(decode_onehot(bx), data.kmer)
         baseline_test = kmer_counts(fixed_x["test"][0], data.kmer)
-        clusters = None
         if data.bins is not None:
-            by_split = _bins_by_row(data.bins, {s: o.half for s, o in opened.items()})
-            if by_split is not None:
-                listed = by_split["test"]
-                test_bins = (np.array([b.chrom for b in listed]), np.array([b.start for b in listed]),
-                             np.array([b.end for b in listed]))
-                clusters = _clusters(*test_bins)
-        sizes = {split: o.half for split, o in opened.items()}
-        sizes["train_rows_read"] = rows
+            try:
+                listed = [b for b in read_bins(data.bins, {s: o.half for s, o in opened.items()}, Counter())
+                          if b.split == "test"]
+            except InputFormatError as err:
+                log.warning("bins file not used for bootstrap clusters: %s", err)
+            else:
+                test_bins = tuple(np.array([getattr(b, key) for b in listed]) for key in ("chrom", "start", "end"))
+        sizes = {**{split: o.half for split, o in opened.items()}, "train_rows_read": rows}
         for split in ("validation", "test"):
             opened[split].close()
+    # adjacent or overlapping bins share a cluster (bootstrap resamples whole clusters)
+    clusters = None if test_bins is None else overlap_groups(*test_bins[:2], test_bins[2] + 1)
     validation = TokenExamples(fixed["validation"][0], fixed["validation"][2].astype(np.float32))
     test_set = TokenExamples(fixed["test"][0], fixed["test"][2].astype(np.float32))
     test_reverse = TokenExamples(fixed["test"][1], fixed["test"][2].astype(np.float32)) if data.rc_average else None
@@ -528,9 +481,8 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
                            f"{len(baseline_labels)} train rows"}
     masks = None
     if apart:
-        if test_bins is None:
-            raise ParameterError("data.bins", None, "the positions BED: long-range features are scored on the bins "
-                                 "of their candidate regions")
+        reject(test_bins is None, "data.bins", None,
+               "the positions BED: long-range features are scored on the bins of their candidate regions")
         masks = {LONG_RANGE_GROUP: candidate_mask(*test_bins, regions)}
         summary["long_range_candidates"] = int(masks[LONG_RANGE_GROUP].sum())
     write_json_atomic(out_dir / "data_summary.json", summary)

@@ -1,19 +1,12 @@
 """DeepSEA's data as files: the label table (feature name, group, column) and readers of the `.mat` bundle.
 
-Label table: built from a source's feature-names file (`predictor.names`, one `cell|target|treatment`
-per line in `.mat` column order) and written as `feature_table.tsv` (columns: column, name, group,
-original). Names are made unique deterministically (Selene-style: a repeated name gets `|1`, `|2`, …
-in order of appearance; trailing spaces stripped), the original kept beside. Groups are spelled
-`DNase`, `TF`, `HM` (BigBird Table 7): target "DNase", a histone mark (target "H" + digit, as in
-Selene), anything else TF. DeepSEA's own 919 columns are grouped by its published ranges (DNase
-0–124, TF 125–814, HM 815–918), which also places its `NA|NA|NA` row. The number of outputs of a
-chromatin model is the table's row count.
+Label table (`feature_table.tsv`: column, name, group, original): from a feature-names file (one
+`cell|target|treatment` per line in `.mat` column order; docs/chromatin.md). Groups: target "DNase",
+a histone mark ("H" + digit, as Selene), else TF; DeepSEA's own 919 columns by its published ranges.
 
 Bundle: `train.mat` is MATLAB v7.3 (HDF5, axes reversed: x (L, 4, N), y (F, N)), `valid.mat` and
-`test.mat` are MATLAB v5 (x (N, 4, L), y (N, F)); `open_split` reads either by content. One-hot order
-A, G, C, T, an all-zero column is N; rows i and i + N/2 are a sequence and its reverse complement.
-An HDF5 split is read in contiguous slabs (`slab_order` shuffles inside a buffer of slabs), never row
-by row, so memory stays flat in N.
+`test.mat` MATLAB v5 (x (N, 4, L), y (N, F)); `BundleSplit` reads either by content. One-hot order
+A, G, C, T, all-zero is N; rows i and i + N/2 are a sequence and its reverse complement.
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from dnabird.errors import InputFormatError, ParameterError
-from dnabird.io import atomic_output
+from dnabird.io import write_text_atomic
 
 GROUPS = ("DNase", "TF", "HM")
 DEEPSEA_COLUMNS = {"DNase": (0, 125), "TF": (125, 815), "HM": (815, 919)}   # half-open column ranges
@@ -92,8 +85,7 @@ class FeatureTable:
         lines = ["\t".join(TABLE_HEADER)]
         lines += [f"{c}\t{n}\t{g}\t{o}" for c, (n, g, o) in enumerate(zip(self.names, self.groups, self.originals,
                                                                            strict=True))]
-        with atomic_output(path) as tmp:
-            tmp.write_text("\n".join(lines) + "\n")
+        write_text_atomic(path, "\n".join(lines) + "\n")
         return path
 
 
@@ -112,14 +104,12 @@ def table_from_names(path: str | Path) -> FeatureTable:
         groups = [next(g for g, (a, b) in DEEPSEA_COLUMNS.items() if a <= c < b) for c in range(len(originals))]
     else:
         groups = [feature_group(name) for name in originals]
-    table = FeatureTable(tuple(unique_names(originals)), tuple(groups), tuple(originals), str(path))
-    check_table(table)
-    return table
+    return check_table(FeatureTable(tuple(unique_names(originals)), tuple(groups), tuple(originals), str(path)))
 
 
-def check_table(table: FeatureTable) -> None:
-    """Unique names, known groups, each group one contiguous block in the order DNase, TF, HM; DeepSEA's
-    919 columns in their published ranges."""
+def check_table(table: FeatureTable) -> FeatureTable:
+    """`table`, once its names are unique, its groups known, each group one contiguous block in the order
+    DNase, TF, HM, and DeepSEA's 919 columns in their published ranges."""
     where = table.path
     if not len(table):
         raise InputFormatError("the label table has no feature", path=where)
@@ -137,6 +127,7 @@ def check_table(table: FeatureTable) -> None:
         for group, (a, b) in DEEPSEA_COLUMNS.items():
             if table.groups[a:b] != (group,) * (b - a):
                 raise InputFormatError(f"DeepSEA's columns {a}-{b - 1} must be {group}", path=where)
+    return table
 
 
 def read_table(path: str | Path) -> FeatureTable:
@@ -145,7 +136,7 @@ def read_table(path: str | Path) -> FeatureTable:
     lines = path.read_text().splitlines()
     if not lines or tuple(lines[0].split("\t")) != TABLE_HEADER:
         raise InputFormatError(f"expected the header {chr(9).join(TABLE_HEADER)!r}", path=path, line=1)
-    names, groups, originals = [], [], []
+    rows = []
     for number, line in enumerate(lines[1:], 2):
         fields = line.split("\t")
         if len(fields) != 4:
@@ -153,12 +144,9 @@ def read_table(path: str | Path) -> FeatureTable:
         if fields[0] != str(number - 2):
             raise InputFormatError(f"column {fields[0]!r} out of order: expected {number - 2}", path=path,
                                    line=number)
-        names.append(fields[1])
-        groups.append(fields[2])
-        originals.append(fields[3])
-    table = FeatureTable(tuple(names), tuple(groups), tuple(originals), str(path))
-    check_table(table)
-    return table
+        rows.append(fields[1:])
+    names, groups, originals = (tuple(row[i] for row in rows) for i in range(3))
+    return check_table(FeatureTable(names, groups, originals, str(path)))
 
 
 def load_table(path: str | Path) -> FeatureTable:
@@ -197,12 +185,8 @@ def is_hdf5(path: Path) -> bool:
 
 
 class BundleSplit:
-    """One `.mat` file of the bundle, read as (n, 4, L) one-hot and (n, F) labels (`features` and `length`,
-    when given, are checked).
-
-    `read(start, stop)` returns rows [start, stop) in (N, 4, L) / (N, F) orientation, whichever version
-    the file is. An HDF5 (v7.3) file is read lazily, slab by slab; a v5 file is loaded once (scipy).
-    `half` is N / 2: row i + half is row i's reverse complement.
+    """One `.mat` file of the bundle (`features` and `length`, when given, are checked): v7.3 read lazily,
+    slab by slab, v5 loaded once (scipy). `half` is N / 2: row i + half is row i's reverse complement.
     """
 
     def __init__(self, path: str | Path, *, features: int | None = None, length: int | None = None):
@@ -220,14 +204,9 @@ class BundleSplit:
                 problem = "truncated (shorter than its header says: an interrupted download or copy?)" \
                     if "truncated" in str(err) else "not a readable MATLAB v7.3 (HDF5) file"
                 raise InputFormatError(f"{problem}: {err}", path=self.path) from None
-            keys = [k for k in self._handle.keys() if not k.startswith("#")]
-            self.x_key, self.y_key = self._keys(keys)
+            self.x_key, self.y_key = self._keys([k for k in self._handle.keys() if not k.startswith("#")])
             x, y = self._handle[self.x_key], self._handle[self.y_key]
-            if x.ndim != 3 or x.shape[1] != 4 or y.ndim != 2 or y.shape[1] != x.shape[2]:
-                raise InputFormatError(f"v7.3 shapes {self.x_key} {x.shape}, {self.y_key} {y.shape}: expected "
-                                       "(length, 4, N) and (features, N)", path=self.path)
-            self.rows, self.length, self.features = x.shape[2], x.shape[0], y.shape[0]
-            self._x, self._y = x, y
+            axes, expected = (2, 0, 0), "(length, 4, N) and (features, N)"   # x: rows, length; y: features
         else:
             import scipy.io
             from scipy.io.matlab import MatReadError
@@ -237,14 +216,15 @@ class BundleSplit:
                 mat = scipy.io.loadmat(self.path)
             except (ValueError, NotImplementedError, OSError, MatReadError) as err:
                 raise InputFormatError(f"not a MATLAB v5 or v7.3 file ({err})", path=self.path) from None
-            keys = [k for k in mat if not k.startswith("__")]
-            self.x_key, self.y_key = self._keys(keys)
+            self.x_key, self.y_key = self._keys([k for k in mat if not k.startswith("__")])
             x, y = mat[self.x_key], mat[self.y_key]
-            if x.ndim != 3 or x.shape[1] != 4 or y.ndim != 2 or y.shape[0] != x.shape[0]:
-                raise InputFormatError(f"v5 shapes {self.x_key} {x.shape}, {self.y_key} {y.shape}: expected "
-                                       "(N, 4, length) and (N, features)", path=self.path)
-            self.rows, self.length, self.features = x.shape[0], x.shape[2], y.shape[1]
-            self._x, self._y = x, y
+            axes, expected = (0, 2, 1), "(N, 4, length) and (N, features)"
+        row_axis, length_axis, feature_axis = axes
+        if x.ndim != 3 or x.shape[1] != 4 or y.ndim != 2 or y.shape[1 - feature_axis] != x.shape[row_axis]:
+            raise InputFormatError(f"v{self.version} shapes {self.x_key} {x.shape}, {self.y_key} {y.shape}: "
+                                   f"expected {expected}", path=self.path)
+        self.rows, self.length, self.features = x.shape[row_axis], x.shape[length_axis], y.shape[feature_axis]
+        self._x, self._y = x, y
         if features is not None and self.features != features:
             raise InputFormatError(f"{self.y_key} has {self.features} label columns but the label table has "
                                    f"{features} features", path=self.path)

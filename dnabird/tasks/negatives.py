@@ -7,6 +7,7 @@ negative is a pure function of those numbers (exact resume, DDP, redraw per epoc
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,10 +18,8 @@ from dnabird.errors import ParameterError
 from dnabird.model.task_spec import Anchor
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
-_GC = np.zeros(256, dtype=bool)
-_GC[[ord("C"), ord("G")]] = True
-_N = np.zeros(256, dtype=bool)
-_N[ord("N")] = True
+_GC = np.isin(np.arange(256), list(b"CG"))      # byte -> is G or C
+_N = np.arange(256) == ord("N")
 
 
 def part_bounds(length: int, parts: int) -> np.ndarray:
@@ -78,12 +77,9 @@ class GenomicNegatives:
     """Windows of the anchor's length from a lattice of starts (every `step` bp) on `chromosomes`, whose
     anchor position lies at least `min_site_distance` bp from every site in `sites` (on either strand)
     and whose N share is at most `max_n_fraction`; `draw` picks one uniformly among those within a GC
-    tolerance of a target, never the same stretch twice.
-
-    `read(chrom)` returns a chromosome as a uint8 ASCII upper-case array (read one at a time); `blocked`
-    maps a chromosome to intervals no window may overlap. GC and N are counted per lattice bin and summed
-    with prefix sums, so each window's GC is exact at the cost of one pass over the sequence. The lattice
-    step is gcd(window length, `step`), so windows end on the lattice too.
+    tolerance of a target, never the same stretch twice. `read(chrom)`: a chromosome as uint8 upper-case
+    ASCII; `blocked`: chromosome -> intervals no window may overlap. The lattice step is gcd(window length,
+    `step`), so windows end on the lattice too; GC is exact (prefix sums over lattice bins).
     """
 
     def __init__(self, chromosomes: Sequence[str], read: Callable[[str], np.ndarray],
@@ -121,12 +117,11 @@ class GenomicNegatives:
                 strands.append(np.full(int(keep.sum()), strand == "-"))
                 with np.errstate(invalid="ignore", divide="ignore"):
                     gcs.append((gc_count / (width - n_count))[keep])
-        gc = np.concatenate(gcs) if gcs else np.zeros(0)
-        order = np.argsort(gc, kind="stable")
-        self.gc = gc[order]
-        self.chrom_id = np.concatenate(chrom_ids)[order] if chrom_ids else np.zeros(0, np.int32)
-        self.start = np.concatenate(starts)[order] if starts else np.zeros(0, np.int64)
-        self.minus = np.concatenate(strands)[order] if strands else np.zeros(0, bool)
+        empty = (np.zeros(0), np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, bool))   # typed when none
+        columns = [np.concatenate([first, *rest])
+                   for first, rest in zip(empty, (gcs, chrom_ids, starts, strands), strict=True)]
+        order = np.argsort(columns[0], kind="stable")
+        self.gc, self.chrom_id, self.start, self.minus = (column[order] for column in columns)
         self._used: set[tuple[int, int]] = set()
 
     def __len__(self) -> int:
@@ -141,13 +136,10 @@ class GenomicNegatives:
         if hi <= lo:
             return None
         picks = rng.integers(lo, hi, size=tries).tolist()
-        pick = next((p for p in picks if self._key(p) not in self._used), None)
-        if pick is None:  # crowded: scan from the first pick for an unused stretch
-            first = picks[0] - lo
-            pick = next((lo + (first + k) % (hi - lo) for k in range(hi - lo)
-                         if self._key(lo + (first + k) % (hi - lo)) not in self._used), None)
-            if pick is None:
-                return None
+        scan = (lo + (picks[0] - lo + k) % (hi - lo) for k in range(hi - lo))   # crowded: on from the first pick
+        pick = next((p for p in itertools.chain(picks, scan) if self._key(p) not in self._used), None)
+        if pick is None:
+            return None
         self._used.add(self._key(pick))
         minus = bool(self.minus[pick])
         start = int(self.start[pick])

@@ -1,24 +1,16 @@
-"""The promoter task (BigBird App. F.2): EPDnew TSSs lifted onto the genome's build, windows in
-transcript orientation around each TSS, one negative per positive, a binary [CLS] head.
+"""The promoter task (BigBird App. F.2; docs/promoter.md): EPDnew TSSs lifted onto the genome's build,
+windows in transcript orientation around each TSS, one negative per positive, a binary [CLS] head.
 
-- Positives: `anchor` "tss:-5000:+3000" puts the TSS at index 5000 of an 8,000-bp window, read on the
-  promoter's strand (`Anchor.interval`). Windows running off a chromosome end, or with more than
-  `max_n_fraction` N, are dropped and counted; so is every TSS that does not lift cleanly (written with
-  its reason to `liftover_dropped.tsv`).
-- Negatives (`negatives`): "deepromoter" (the paper's): the positive with 12 of its 20 parts replaced
-  by uniform random bases, redrawn every epoch with `redraw_negatives`; "genomic": a window of the same
-  length and strand rule whose anchor lies >= `min_tss_distance` bp from every annotated TSS, with GC
-  within ±`gc_tolerance` of its positive's (`dnabird.tasks.negatives`). A positive without such a window
-  (typically a CpG-island promoter: few stretches away from TSSs are that GC-rich) gets one within the
-  tolerance doubled, as often as needed up to `gc_tolerance_max`, so the GC-rich majority of real
-  promoters stays;
-  `report.json` counts positives matched, widened and dropped by CpG class (`cpg_class`).
-- Splits: by chromosome (default: test chr8 + chr9, the pretraining hold-out; validation chr7) or at
-  random by groups of overlapping windows (`split: random`). A negative stays in its positive's split;
-  genomic negatives come from that split's chromosomes (at random: away from other splits' windows).
-- Encoding: `[CLS] window [SEP]` at one fixed `eval_length`, a block multiple covering the longest
-  window of either class (DeePromoter negatives tokenise longer), plus a block of slack when negatives
-  are redrawn. The honesty baselines: k-mer counts (k = `kmer`) and token count, each a logistic regression.
+- Positives: windows off a chromosome end or with more than `max_n_fraction` N are dropped and counted;
+  so is every TSS that does not lift cleanly (with its reason in `liftover_dropped.tsv`).
+- Negatives: "deepromoter" (12 of the positive's 20 parts random, redrawn per epoch with `redraw_negatives`)
+  or "genomic" (`dnabird.tasks.negatives`: anchor >= `min_tss_distance` bp from every TSS, GC within
+  `gc_tolerance`, doubled up to `gc_tolerance_max` for a positive without one, so CpG-island promoters
+  stay); `report.json` counts positives matched, widened and dropped by CpG class.
+- Splits by chromosome or at random by groups of overlapping windows; a negative stays in its positive's
+  split, genomic ones from that split's chromosomes (at random: away from other splits' windows).
+- Encoding: `[CLS] window [SEP]` at one `eval_length` covering the longest window of either class (plus a
+  block when negatives are redrawn). Baselines: k-mer counts and token count, each a logistic regression.
 """
 
 from __future__ import annotations
@@ -32,11 +24,11 @@ import numpy as np
 
 from dnabird.errors import DnabirdError, ParameterError
 from dnabird.finetune.baselines import kmer_counts
-from dnabird.finetune.config import FinetuneConfig
+from dnabird.finetune.config import FinetuneConfig, reject, require_paths
 from dnabird.finetune.data import EpochExamples, TaskData
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
-from dnabird.io import atomic_output
+from dnabird.io import write_text_atomic
 from dnabird.model.task_spec import TaskSpec, parse_anchor
 from dnabird.tasks.negatives import CPG_CLASSES, GenomicNegatives, cpg_class, deepromoter_negative, gc_fraction
 from dnabird.tasks.splits import SPLITS, chromosome_split, overlap_groups, random_split
@@ -95,21 +87,15 @@ class PromoterData:
     kmer: int = 6
 
     def __post_init__(self):
-        anchor = parse_anchor(self.anchor)
-        if anchor.kind != "tss":
-            raise ParameterError("data.anchor", self.anchor, "a TSS anchor 'tss:-U:+D'")
-        if self.negatives not in NEGATIVE_KINDS:
-            raise ParameterError("data.negatives", self.negatives, f"one of {NEGATIVE_KINDS}")
-        if self.split not in SPLIT_MODES:
-            raise ParameterError("data.split", self.split, f"one of {SPLIT_MODES}")
-        if not 0 <= self.max_n_fraction < 1 or not 0 < self.gc_tolerance < 1:
-            raise ParameterError("(data.max_n_fraction, data.gc_tolerance)", (self.max_n_fraction, self.gc_tolerance),
-                                 "fractions in [0, 1) and (0, 1)")
-        if not self.gc_tolerance <= self.gc_tolerance_max <= 1:
-            raise ParameterError("data.gc_tolerance_max", self.gc_tolerance_max,
-                                 f"a fraction in [gc_tolerance={self.gc_tolerance}, 1]")
-        if not 1 <= self.kmer <= 8:
-            raise ParameterError("data.kmer", self.kmer, "an integer in [1, 8]")
+        reject(parse_anchor(self.anchor).kind != "tss", "data.anchor", self.anchor, "a TSS anchor 'tss:-U:+D'")
+        reject(self.negatives not in NEGATIVE_KINDS, "data.negatives", self.negatives, f"one of {NEGATIVE_KINDS}")
+        reject(self.split not in SPLIT_MODES, "data.split", self.split, f"one of {SPLIT_MODES}")
+        reject(not 0 <= self.max_n_fraction < 1 or not 0 < self.gc_tolerance < 1,
+               "(data.max_n_fraction, data.gc_tolerance)", (self.max_n_fraction, self.gc_tolerance),
+               "fractions in [0, 1) and (0, 1)")
+        reject(not self.gc_tolerance <= self.gc_tolerance_max <= 1, "data.gc_tolerance_max", self.gc_tolerance_max,
+               f"a fraction in [gc_tolerance={self.gc_tolerance}, 1]")
+        reject(not 1 <= self.kmer <= 8, "data.kmer", self.kmer, "an integer in [1, 8]")
 
 
 @dataclass
@@ -121,8 +107,7 @@ class PromoterConfig(FinetuneConfig):
 
 @dataclass(frozen=True)
 class Redraw:
-    """What drawing a fresh DeePromoter negative needs: the positives' bases ([P, W] uint8), the tokenizer,
-    the block size, and the part counts."""
+    """What drawing a fresh DeePromoter negative needs: the positives' bases ([P, W] uint8) and how to encode."""
 
     positives: np.ndarray
     tokenizer: object
@@ -132,11 +117,8 @@ class Redraw:
 
 
 class PromoterExamples(EpochExamples):
-    """One split's examples: slot 2i is positive i, slot 2i + 1 its negative.
-
-    `negative_ids` holds each negative's tokens (genomic, or DeePromoter drawn at epoch 0); with `redraw`
-    a DeePromoter negative of a later epoch is drawn from (seed, epoch, i) and tokenised on the fly.
-    """
+    """One split's examples: slot 2i is positive i, slot 2i + 1 its negative (`negative_ids`: genomic, or
+    DeePromoter at epoch 0; with `redraw` a later epoch's is drawn from (seed, epoch, i) and tokenised)."""
 
     def __init__(self, positive_ids: np.ndarray, negative_ids: np.ndarray, *, seed: int, shuffle: bool,
                  redraw: Redraw | None = None):
@@ -282,37 +264,24 @@ def _genomic_negatives(config: PromoterData, splits: dict[str, _Split], genome: 
     return by_class
 
 
-def _deepromoter_negatives(config: PromoterData, splits: dict[str, _Split], seed: int) -> None:
-    for split in splits.values():
-        for i, sequence in enumerate(split.positive_seqs):
-            negative = deepromoter_negative(sequence, _rng(seed, 0, i, DEEPROMOTER_TAG),
-                                            parts=config.deepromoter_parts, keep=config.deepromoter_keep)
-            split.negatives.append(None)
-            split.negative_seqs.append(negative)
-
-
 def _write_windows(splits: dict[str, _Split], path: Path) -> None:
     lines = ["split\tlabel\tname\tchrom\tposition\tstrand\tstart\tend\tgc\tgroup"]
     for name, split in splits.items():
-        for (site, start, end, gc), negative, group in zip(split.positives, split.negatives, split.groups,
-                                                           strict=True):
-            lines.append(f"{name}\t1\t{site.name}\t{site.chrom}\t{site.position}\t{site.strand}\t{start}\t{end}"
-                         f"\t{gc:.4f}\t{group}")
-            if negative is not None:
-                n_site, n_start, n_end, n_gc = negative
-                lines.append(f"{name}\t0\t{n_site.name}\t{n_site.chrom}\t{n_site.position}\t{n_site.strand}"
-                             f"\t{n_start}\t{n_end}\t{n_gc:.4f}\t{group}")
-    with atomic_output(path) as tmp:
-        tmp.write_text("\n".join(lines) + "\n")
+        for positive, negative, group in zip(split.positives, split.negatives, split.groups, strict=True):
+            for label, window in ((1, positive), (0, negative)):
+                if window is None:      # DeePromoter negatives have no genomic coordinates
+                    continue
+                site, start, end, gc = window
+                lines.append(f"{name}\t{label}\t{site.name}\t{site.chrom}\t{site.position}\t{site.strand}\t{start}"
+                             f"\t{end}\t{gc:.4f}\t{group}")
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | Path) -> TaskData:
     """The promoter `TaskData`; writes `tss_lifted.bed`, `liftover_dropped.tsv` and `windows.tsv` into
     `out_dir`."""
     data, out_dir = config.data, Path(out_dir)
-    for name in ("genome", "promoters", "chain"):
-        if getattr(data, name) is None:
-            raise ParameterError(f"data.{name}", None, "a path (set it in the config or as an override)")
+    require_paths(data, ("genome", "promoters", "chain"), "a path (set it in the config or as an override)")
     out_dir.mkdir(parents=True, exist_ok=True)
     sites = read_tss(data.promoters, require_thick=True)
     lifted = lift_sites(sites, data.chain, min_ok_fraction=data.min_lifted_fraction)
@@ -333,7 +302,12 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
     if data.negatives == "genomic":
         by_cpg_class = _genomic_negatives(data, splits, genome, lifted.targets, config.seed, counts)
     else:
-        _deepromoter_negatives(data, splits, config.seed)
+        for split in splits.values():
+            for i, sequence in enumerate(split.positive_seqs):
+                rng = _rng(config.seed, 0, i, DEEPROMOTER_TAG)
+                split.negatives.append(None)
+                split.negative_seqs.append(deepromoter_negative(sequence, rng, parts=data.deepromoter_parts,
+                                                                keep=data.deepromoter_keep))
     empty = [name for name in SPLITS if not splits[name].positives]
     if empty:
         raise DnabirdError(f"{data.promoters}: the {', '.join(empty)} split(s) hold no promoter window "
@@ -348,9 +322,8 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
     longest = max(ids.shape[1] for ids in encoded.values())
     redraw = data.negatives == "deepromoter" and data.redraw_negatives
     eval_length = data.eval_length or longest + (block_size if redraw else 0)
-    if eval_length < longest or eval_length % block_size:
-        raise ParameterError("data.eval_length", eval_length, f"a multiple of the block size {block_size} that is "
-                             f">= {longest}, the longest window in tokens (or null)")
+    reject(eval_length < longest or eval_length % block_size != 0, "data.eval_length", eval_length,
+           f"a multiple of the block size {block_size} that is >= {longest}, the longest window in tokens (or null)")
     datasets, sequences = {}, {}
     for name, split in splits.items():
         ids = np.pad(encoded[name], ((0, 0), (0, eval_length - encoded[name].shape[1])),
@@ -381,10 +354,10 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
 
 
 def _gc_summary(split: _Split) -> dict:
-    positive = [gc_fraction(s) for s in split.positive_seqs]
-    negative = [gc_fraction(s) for s in split.negative_seqs]
-    return {"positive_mean": round(float(np.mean(positive)), 4) if positive else None,
-            "negative_mean": round(float(np.mean(negative)), 4) if negative else None}
+    means = {}
+    for kind, sequences in (("positive", split.positive_seqs), ("negative", split.negative_seqs)):
+        means[f"{kind}_mean"] = round(float(np.mean([gc_fraction(s) for s in sequences])), 4) if sequences else None
+    return means
 
 
 CONFIG = PromoterConfig

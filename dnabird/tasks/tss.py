@@ -10,7 +10,7 @@ from pathlib import Path
 from dnabird.errors import DnabirdError
 from dnabird.genome.bed import Tss
 from dnabird.genome.liftover import STATUSES, Liftover
-from dnabird.io import atomic_output
+from dnabird.io import write_text_atomic
 
 
 @dataclass
@@ -26,11 +26,8 @@ class LiftedSites:
 
 
 def lift_sites(sites: list[Tss], chain: str | Path, *, min_ok_fraction: float = 0.5) -> LiftedSites:
-    """Lift every site with `Liftover.convert`; keep the "ok" ones.
-
-    A chain whose source build does not match the sites leaves most of them unmappable: when fewer than
-    `min_ok_fraction` lift cleanly this raises, with the counts by status.
-    """
+    """Lift every site with `Liftover.convert`, keeping the "ok" ones; raises `DnabirdError` (counts by
+    status) when fewer than `min_ok_fraction` lift cleanly, the sign of a chain from another build."""
     liftover = Liftover(chain)
     kept, dropped, targets = [], [], []
     counts = Counter({status: 0 for status in STATUSES})
@@ -54,8 +51,7 @@ def lift_sites(sites: list[Tss], chain: str | Path, *, min_ok_fraction: float = 
 def write_lifted(lifted: LiftedSites, path: str | Path) -> None:
     """The lifted sites as a BED6 (one base each, strand kept): the TSS BED `dnabird score --tss` reads."""
     lines = [f"{s.chrom}\t{s.position}\t{s.position + 1}\t{s.name}\t0\t{s.strand}" for s in lifted.kept]
-    with atomic_output(path) as tmp:
-        tmp.write_text("".join(line + "\n" for line in lines))
+    write_text_atomic(path, "".join(line + "\n" for line in lines))
 
 
 def write_dropped(lifted: LiftedSites, path: str | Path) -> None:
@@ -63,5 +59,4 @@ def write_dropped(lifted: LiftedSites, path: str | Path) -> None:
     lines = ["name\tchrom\tposition\tstrand\tstatus\ttargets"]
     lines += [f"{s.name}\t{s.chrom}\t{s.position}\t{s.strand}\t{status}\t{targets}"
               for s, status, targets in lifted.dropped]
-    with atomic_output(path) as tmp:
-        tmp.write_text("\n".join(lines) + "\n")
+    write_text_atomic(path, "\n".join(lines) + "\n")

@@ -104,7 +104,9 @@ class CharTokenizer:
     def encode(self, texts):
         return [[5 + "ACGTN".index(c) for c in t] for t in texts]
 
-    def pad_batch(self, rows, *, block_size, length=None):
+    def pad_batch(self, rows, *, block_size, length=None, truncate=False):
+        if truncate and length is not None:
+            rows = [r[:length - 2] for r in rows]
         rows = [[2, *r, 3] for r in rows]
         length = length or -(-max(map(len, rows)) // block_size) * block_size
         ids = np.zeros((len(rows), length), np.int64)
