@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import AddedToken, decoders, normalizers, processors
@@ -108,7 +107,7 @@ class HFTokenizer(DnaTokenizer, TokenizersBackedTokenizer):
         return {"tokenizer_json": self._json, "special_tokens": self.special_tokens, "path": self.path}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["tokenizer_json"], state["special_tokens"], path=state["path"])
+        self.__init__(**state)
 
     def definition(self) -> bytes:
         return self._json.encode() + json.dumps(self.special_tokens, sort_keys=True).encode()
@@ -123,19 +122,11 @@ class HFTokenizer(DnaTokenizer, TokenizersBackedTokenizer):
         return tuple(p for p in (self.path, self.path.parent / SPECIAL_TOKENS_FILE, self.path.parent / CONFIG_FILE)
                      if p.is_file())
 
-    def encode(self, sequences: str | Sequence[str], *, record: str | None = None,
-               num_threads: int = 1) -> list[int] | list[list[int]]:
-        """Token ids of one sequence (a list of ids) or of each of several (a list of lists), no [CLS]/[SEP]."""
-        upper = self.checked_upper(sequences, record)
-        return self.backend_ids(upper[0] if isinstance(sequences, str) else upper)
-
     def offsets(self, sequence: str) -> list[tuple[int, int]]:
         """Each token's 0-based half-open bp span in `sequence`, tiling it: a token that stands for a replaced
         run (GENA-LM's `-`) spans the whole run."""
         upper = self.checked_upper(sequence, None)[0]
-        ends = [end for _, end in self._tokenizer.encode(upper, add_special_tokens=False).offsets]
-        starts = [0, *ends[:-1]]
-        return list(zip(starts, ends, strict=True))
+        return self.tiling_spans([end for _, end in self._tokenizer.encode(upper, add_special_tokens=False).offsets])
 
 
 def sentencepiece_to_tokenizer_json(tokenizer) -> str:

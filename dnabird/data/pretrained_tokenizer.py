@@ -1,9 +1,8 @@
 """The text tokenizer a published checkpoint brings (LED's byte-level BPE, Pegasus's sentencepiece unigram),
 read with the `tokenizers` library and kept in a dnabird checkpoint as `tokenizer.json`.
 
-Same method names as `TextTokenizer` (`load`, `save`, `encode`, `decode`, `vocab_size`, `id_to_piece`, `hash`)
-and the same special-id attributes (`pad_id`, `unk_id`, `cls_id`, `sep_id`, `mask_id`), each read from the
-tokenizer's own pieces (None where it has none: Pegasus has no [CLS]). `encode` adds no special tokens;
+`TextTokenizer`'s method names and special-id attributes, each read from the tokenizer's own pieces (None
+where it has none: Pegasus has no [CLS]). `encode` adds no special tokens;
 `template()` says which the checkpoint puts around a text (LED: `<s> text </s>`, Pegasus: `text </s>`).
 
 `load` reads a `tokenizer.json`, or a directory with one, or with `vocab.json` + `merges.txt` (a byte-level
@@ -15,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 import tokenizers
@@ -63,10 +61,6 @@ class PretrainedTokenizer(TokenizersBackedTokenizer):
     def definition(self) -> bytes:
         """The `tokenizer.json` text (what `save` writes)."""
         return self._tokenizer.to_str().encode()
-
-    def encode(self, texts: str | Sequence[str]) -> list[int] | list[list[int]]:
-        """Token ids of one text (a list) or of each of several (a list of lists), without special tokens."""
-        return self.backend_ids(texts if isinstance(texts, str) else list(texts))
 
     def template(self) -> tuple[list[int], list[int]]:
         """The special tokens the checkpoint puts before and after a text's tokens."""

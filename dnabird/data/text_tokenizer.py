@@ -1,8 +1,6 @@
 """Text tokenizer: a sentencepiece model for natural language, the sibling of the DNA `Tokenizer`.
 
-Same method names as `dnabird.data.tokenizer.Tokenizer` (`train`, `load`, `save`, `encode`, `decode`,
-`offsets`, `encode_batch`, `vocab_size`, `id_to_piece`, `hash`) and the same special-id attributes
-(`pad_id`, `unk_id`, `cls_id`, `sep_id`, `mask_id`):
+The DNA `Tokenizer`'s method names and special-id attributes (`pad_id` … `mask_id`):
 
 - A model trained here has dnabird's fixed layout [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4, counted in
   the vocabulary size. It normalises nothing and keeps every space, with byte fallback: any Unicode text
@@ -21,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +39,6 @@ SPECIAL_PIECES = {
 }
 MODEL_TYPES = ("unigram", "bpe", "word", "char")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
-WORD_BOUNDARY = "\u2581"  # sentencepiece's ▁, a space in the text
 
 
 @dataclass(frozen=True)
@@ -92,13 +89,12 @@ class TextTokenizer(SentencePieceTokenizer):
             i for i in range(self.vocab_size) if self._sp.is_control(i))
 
     def _find_specials(self, given: dict[str, str], path) -> dict[str, str]:
-        unknown = sorted(set(given) - set(SPECIAL_NAMES))
-        if unknown:
+        if set(given) - set(SPECIAL_NAMES):
             raise ParameterError("special_pieces", given, f"keys among {SPECIAL_NAMES}")
         found, missing = {}, []
         for name in SPECIAL_NAMES:
             candidates = (given[name],) if name in given else SPECIAL_PIECES[name]
-            piece = next((p for p in candidates if self._has_piece(p)), None)
+            piece = next((p for p in candidates if self._sp.id_to_piece(self._sp.piece_to_id(p)) == p), None)
             if piece is None and name == "unk":
                 piece = self._sp.id_to_piece(self._sp.unk_id())
             if piece is None:
@@ -108,9 +104,6 @@ class TextTokenizer(SentencePieceTokenizer):
             raise InputFormatError(f"the model has no piece for {'; '.join(missing)}: name them with "
                                    "special_pieces={'cls': '<piece>', ...}", path=path)
         return found
-
-    def _has_piece(self, piece: str) -> bool:
-        return self._sp.id_to_piece(self._sp.piece_to_id(piece)) == piece
 
     @classmethod
     def train(cls, lines: Iterable[str], path: str | os.PathLike, *,
@@ -131,12 +124,6 @@ class TextTokenizer(SentencePieceTokenizer):
             raise ParameterError("lines", "an empty stream", "at least one non-blank training line")
         return cls.train_model(sample, path, unit="line", vocab_size=vocab_size, num_threads=num_threads,
                                model_type=model_type, byte_fallback=byte_fallback, hard_vocab_limit=False)
-
-    def encode(self, texts: str | Sequence[str], *, num_threads: int = 1) -> list[int] | list[list[int]]:
-        """Token ids of one text (a list of ids) or of each of several (a list of lists)."""
-        if isinstance(texts, str):
-            return self._sp.encode(texts)
-        return self._sp.encode(list(texts), num_threads=num_threads)
 
     def decode(self, ids: Iterable[int]) -> str:
         """The text spelled by `ids`; special tokens decode to nothing."""
