@@ -54,7 +54,9 @@ class PretrainedTokenizer(TokenizersBackedTokenizer):
         if (path / "vocab.json").is_file() and (path / "merges.txt").is_file():
             return cls(byte_level_bpe(path / "vocab.json", path / "merges.txt"))
         if (path / "spiece.model").is_file():
-            return cls(pegasus_unigram(path / "spiece.model", _pegasus_offset(path)))
+            config = path / "tokenizer_config.json"
+            settings = json.loads(config.read_text()) if config.is_file() else {}
+            return cls(pegasus_unigram(path / "spiece.model", settings.get("offset", PEGASUS_OFFSET)))
         raise InputFormatError(f"no tokenizer found: expected {FILE}, vocab.json + merges.txt, or spiece.model",
                                path=path)
 
@@ -89,11 +91,6 @@ def byte_level_bpe(vocab: Path, merges: Path) -> tokenizers.Tokenizer:
     tokenizer.post_processor = processors.RobertaProcessing(("</s>", tokenizer.token_to_id("</s>")),
                                                             ("<s>", tokenizer.token_to_id("<s>")))
     return tokenizer
-
-
-def _pegasus_offset(directory: Path) -> int:
-    config = directory / "tokenizer_config.json"
-    return json.loads(config.read_text()).get("offset", PEGASUS_OFFSET) if config.is_file() else PEGASUS_OFFSET
 
 
 def pegasus_unigram(spiece: Path, offset: int = PEGASUS_OFFSET) -> tokenizers.Tokenizer:

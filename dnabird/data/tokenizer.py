@@ -88,12 +88,10 @@ class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
     alphabet = ALPHABET
 
     def check_specials(self, path) -> None:
-        pieces = [self._sp.id_to_piece(i) for i in range(self.vocab_size)]
-        if tuple(pieces[: len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS:
-            raise InputFormatError(
-                f"not a dnabird DNA tokenizer: pieces 0-4 are {pieces[:5]}, expected {list(SPECIAL_TOKENS)}",
-                path=path,
-            )
+        pieces = [self._sp.id_to_piece(i) for i in range(min(self.vocab_size, len(SPECIAL_TOKENS)))]
+        if tuple(pieces) != SPECIAL_TOKENS:
+            raise InputFormatError(f"not a dnabird DNA tokenizer: pieces 0-4 are {pieces}, expected "
+                                   f"{list(SPECIAL_TOKENS)}", path=path)
 
     @classmethod
     def train(cls, sentences: Iterable[str], path: str | os.PathLike, *,
