@@ -6,9 +6,6 @@ verified is not downloaded again. A mismatch changes nothing the user had: a bad
 kept aside as `FILE.mismatch`, an existing file that fails is left where it is. A download is
 kept beside what is unpacked from it, so later runs verify it without the network. Sources with a
 `generator` are written locally by `generator.generate(out_dir, seed=..., **options)`.
-
-Default destination: `$DNABIRD_DATA/NAME`, where `DNABIRD_DATA` defaults to
-`$XDG_CACHE_HOME/dnabird` (that is, `~/.cache/dnabird`).
 """
 
 from __future__ import annotations
@@ -36,7 +33,7 @@ FASTA_SUFFIXES = (".fa", ".fasta", ".fna")
 
 
 def data_root() -> Path:
-    """Where sources go without `--dest`: `$DNABIRD_DATA`, else `$XDG_CACHE_HOME/dnabird`."""
+    """Where sources go without `--dest`: `$DNABIRD_DATA`, else `$XDG_CACHE_HOME/dnabird` (~/.cache/dnabird)."""
     if os.environ.get(DATA_ENV):
         return Path(os.environ[DATA_ENV]).expanduser()
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnabird"

@@ -133,13 +133,8 @@ class TextTokenizer(SentencePieceTokenizer):
         """Each token's 0-based half-open character span in `text` (a word-boundary piece that stands for
         no character, such as the leading ▁, has an empty span)."""
         pieces = self._sp.encode(text, out_type="proto").pieces
-        char_of_byte = np.zeros(len(text.encode("utf-8")) + 1, dtype=np.int64)  # byte offset -> char index
-        position = 0
-        for index, char in enumerate(text):
-            width = len(char.encode("utf-8"))
-            char_of_byte[position:position + width] = index
-            position += width
-        char_of_byte[position] = len(text)
+        widths = [len(char.encode("utf-8")) for char in text] + [1]
+        char_of_byte = np.repeat(np.arange(len(text) + 1, dtype=np.int64), widths)  # byte offset -> char index
         spans, pending = [], 0
         for piece in pieces:
             if piece.begin == piece.end and _BYTE_PIECE.fullmatch(piece.piece):
