@@ -262,13 +262,10 @@ class DnaTokenizer(TokenizerBase):
 
     def checked_upper(self, sequences: str | Sequence[str], record: str | None) -> list[str]:
         """The sequences upper-cased, each checked (`record`, with the index appended for a list)."""
-        if isinstance(sequences, str):
-            upper = sequences.upper()
-            self.check(upper, record or "sequence")
-            return [upper]
-        upper = [sequence.upper() for sequence in sequences]
+        single = isinstance(sequences, str)
+        upper = [sequence.upper() for sequence in ([sequences] if single else sequences)]
         for index, sequence in enumerate(upper):
-            self.check(sequence, f"{record or 'sequence'} {index}")
+            self.check(sequence, f"{record or 'sequence'}{'' if single else f' {index}'}")
         return upper
 
     @staticmethod

@@ -181,27 +181,22 @@ def _open_indexed(path: Path, rebuild_index: bool) -> pyfaidx.Faidx:
         log.info("%s: folder not writable, its index is kept in %s", path, index)
     if path.suffix in (".gz", ".bgz"):  # pyfaidx indexes bgzip itself; only its mtime check applies
         return _pyfaidx(path, index, rebuild=True)
-    if not index.exists():
-        build_index(path, index)
-        return _pyfaidx(path, index)
-    faidx = None
-    if path.stat().st_mtime > index.stat().st_mtime:
-        problem = "older than the FASTA"
-    else:
-        try:
-            faidx = _pyfaidx(path, index)
-        except InputFormatError as err:
-            problem = f"unreadable: {err.__cause__}"
-        else:
-            problem = _index_problem(path, faidx.index)
-    if problem is None:
-        return faidx
-    if faidx is not None:
-        faidx.close()
-    if not rebuild_index:
-        raise InputFormatError(f"index does not match the FASTA {path} ({problem}); delete it to rebuild",
-                               path=index)
-    log.warning("rebuilding stale index %s (%s)", index, problem)
+    if index.exists():
+        problem = "older than the FASTA" if path.stat().st_mtime > index.stat().st_mtime else None
+        if problem is None:
+            try:
+                faidx = _pyfaidx(path, index)
+            except InputFormatError as err:
+                problem = f"unreadable: {err.__cause__}"
+            else:
+                problem = _index_problem(path, faidx.index)
+                if problem is None:
+                    return faidx
+                faidx.close()
+        if not rebuild_index:
+            raise InputFormatError(f"index does not match the FASTA {path} ({problem}); delete it to rebuild",
+                                   path=index)
+        log.warning("rebuilding stale index %s (%s)", index, problem)
     build_index(path, index)
     return _pyfaidx(path, index)
 
