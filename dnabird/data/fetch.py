@@ -64,11 +64,8 @@ def fetch(name_or_path: str | Path, dest: str | Path | None = None, *, progress:
 
 
 def _expected_digests(source: SourceFile, lock: LockFile) -> tuple[dict[str, str], str]:
-    """The digests to verify against and where they come from.
-
-    Digests written in the manifest come first; else the sha256 in the lock file (recorded on
-    first download, after checking a published list if there is one); else the published list.
-    """
+    """The digests to verify against and where they come from: the manifest's or the published list's, else
+    the sha256 in the lock file (recorded on first download; a list is read only before that)."""
     expected = source.checksum.digests()
     recorded = lock.get(source.filename).get("sha256")
     if source.checksum.listed_in and not recorded:

@@ -112,11 +112,8 @@ class TextTokenizer(SentencePieceTokenizer):
               byte_fallback: bool = TextTokenizerConfig.byte_fallback,
               sample_size: int = TextTokenizerConfig.sample_lines, seed: int = 0,
               num_threads: int | None = None) -> TextTokenizer:
-        """Train on a seeded reservoir sample of `lines` and write the model to `path` atomically.
-
-        `vocab_size` counts the 5 special tokens (and the 256 byte pieces with `byte_fallback`); a small text
-        may yield fewer pieces.
-        """
+        """Train on a seeded reservoir sample of `lines` and write the model to `path` atomically (the settings:
+        see `TextTokenizerConfig`)."""
         TextTokenizerConfig(vocab_size=vocab_size, model_type=model_type, byte_fallback=byte_fallback,
                             sample_lines=sample_size)  # validates the settings
         sample = reservoir_sample((line for line in lines if line.strip()), sample_size, seed)

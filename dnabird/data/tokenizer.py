@@ -99,11 +99,8 @@ class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
               max_piece_length: int = TokenizerConfig.max_piece_length,
               sample_size: int = TokenizerConfig.sample_sentences, seed: int = 0,
               num_threads: int | None = None) -> Tokenizer:
-        """Train BPE on a seeded reservoir sample of `sentences` and write the model to `path` atomically.
-
-        `vocab_size` counts the 5 special tokens. One all-N sentence joins the sample so that N
-        is always in the alphabet (otherwise a sample without N would map N to [UNK]).
-        """
+        """Train BPE on a seeded reservoir sample of `sentences` and write the model to `path` atomically; one
+        all-N sentence joins the sample so that N is always in the alphabet (else it could map to [UNK])."""
         TokenizerConfig(vocab_size=vocab_size, max_piece_length=max_piece_length,
                         sample_sentences=sample_size)  # validates the settings
         sample = [sentence.upper() for sentence in reservoir_sample(sentences, sample_size, seed)]

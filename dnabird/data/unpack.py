@@ -76,13 +76,9 @@ def _strict_data_filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
 
 
 def untar(archive: str | Path, dest: str | Path, replaceable: set[str] = frozenset()) -> list[str]:
-    """Extract `archive` into `dest`; returns the top-level names extracted.
-
-    Members with absolute paths, `..` escaping `dest`, links pointing outside it, or device
-    files are refused (tarfile's "data" filter, stricter on absolute names) before anything
-    reaches `dest`: extraction goes to a staging folder first. Existing top-level entries are
-    replaced only if in `replaceable`.
-    """
+    """Extract `archive` into `dest` through a staging folder; returns the top-level names extracted. Members
+    with absolute paths, `..`, links outside `dest` or device files are refused (`_strict_data_filter`);
+    existing top-level entries are replaced only if in `replaceable`."""
     archive, dest = Path(archive), Path(dest)
 
     def extract(staging: Path) -> None:

@@ -70,8 +70,7 @@ class Genome:
         if soft_mask not in SOFT_MASK_MODES:
             raise ParameterError("soft_mask", soft_mask, f"one of {SOFT_MASK_MODES}")
         self.path = Path(path)
-        self.soft_mask = soft_mask
-        self.rebuild_index = rebuild_index
+        self.soft_mask, self.rebuild_index = soft_mask, rebuild_index
         self._faidx = _open_indexed(self.path, rebuild_index)
         self._lengths = {name: record.rlen for name, record in self._faidx.index.items()}
 
