@@ -179,8 +179,7 @@ def part_stem(pass_index: int, chrom: str) -> str:
     contigs get distinct files (`gi|9626243|ref|NC_001416.1|` -> `gi_9626243_ref_NC_001416.1_-e14b3e45`)."""
     if _FILE_SAFE.fullmatch(chrom):
         return f"part-{pass_index:02d}-{chrom}"
-    digest = sha256_hex(chrom)[:8]
-    return f"part-{pass_index:02d}-{_FILE_UNSAFE_CHARS.sub('_', chrom)[:100]}-{digest}"
+    return f"part-{pass_index:02d}-{_FILE_UNSAFE_CHARS.sub('_', chrom)[:100]}-{sha256_hex(chrom)[:8]}"
 
 
 def corpus_parts(corpus_dir: str | Path, split: str) -> list[Path]:

@@ -81,14 +81,7 @@ class TextTokenizer(SentencePieceTokenizer):
     (e.g. a Hugging Face `spiece.model`; `special_pieces` names its special pieces where `SPECIAL_PIECES` misses)."""
 
     def check_specials(self, path, special_pieces: dict[str, str] | None = None) -> None:
-        self.special_pieces = self._find_specials(dict(special_pieces or {}), path)
-        self._options = {"special_pieces": self.special_pieces}
-        for name, piece in self.special_pieces.items():
-            setattr(self, f"{name}_id", self._sp.piece_to_id(piece))
-        self.special_ids = frozenset(getattr(self, f"{name}_id") for name in SPECIAL_NAMES) | frozenset(
-            i for i in range(self.vocab_size) if self._sp.is_control(i))
-
-    def _find_specials(self, given: dict[str, str], path) -> dict[str, str]:
+        given = dict(special_pieces or {})
         if set(given) - set(SPECIAL_NAMES):
             raise ParameterError("special_pieces", given, f"keys among {SPECIAL_NAMES}")
         found, missing = {}, []
@@ -103,7 +96,11 @@ class TextTokenizer(SentencePieceTokenizer):
         if missing:
             raise InputFormatError(f"the model has no piece for {'; '.join(missing)}: name them with "
                                    "special_pieces={'cls': '<piece>', ...}", path=path)
-        return found
+        self.special_pieces, self._options = found, {"special_pieces": found}
+        for name, piece in found.items():
+            setattr(self, f"{name}_id", self._sp.piece_to_id(piece))
+        self.special_ids = frozenset(getattr(self, f"{name}_id") for name in SPECIAL_NAMES) | frozenset(
+            i for i in range(self.vocab_size) if self._sp.is_control(i))
 
     @classmethod
     def train(cls, lines: Iterable[str], path: str | os.PathLike, *,
