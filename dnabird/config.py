@@ -86,9 +86,8 @@ def coerce(value, kind, where: str):
         return build_config(kind, value, where)
     if kind is typing.Any:
         return value
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if kind is float and isinstance(value, str) and YAML12_FLOAT.fullmatch(value):
+    if kind is float and (isinstance(value, int) and not isinstance(value, bool)
+                          or isinstance(value, str) and YAML12_FLOAT.fullmatch(value)):
         return float(value)
     if kind is Path and isinstance(value, str):
         return Path(value)

@@ -31,13 +31,8 @@ class InputFormatError(DnabirdError, ValueError):
     def __init__(self, message: str, *, path: str | os.PathLike | None = None,
                  line: int | None = None, record: str | None = None):
         self.path, self.line, self.record = path, line, record
-        where = []
-        if path is not None:
-            where.append(str(path))
-        if line is not None:
-            where.append(f"line {line}")
-        if record is not None:
-            where.append(f"record {record!r}")
+        where = [text for text, value in ((str(path), path), (f"line {line}", line), (f"record {record!r}", record))
+                 if value is not None]
         super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
 
 

@@ -1,10 +1,6 @@
 """Files: digests (sha256, md5, BSD `sum`) in one streaming pass, cheap fingerprints, and atomic output:
-write beside the target, rename onto it only when complete.
-
-A reader never sees a half-written file under its final name, and an interrupted writer
-leaves nothing but (at most) nothing: the temporary file is removed on failure. Each writer has its
-own temporary name, so two processes writing the same file (two runs sharing a data folder) never
-rename each other's temporary away: the last complete write wins.
+write beside the target under a temporary name of the writer's own (removed on failure), rename onto it only
+when complete, so no reader sees a half-written file and of two concurrent writers the last complete one wins.
 """
 
 from __future__ import annotations
@@ -44,19 +40,16 @@ class BsdSum:
         return f"{self._sum} {(self._size + 1023) // 1024}"
 
 
-def new_hasher(algorithm: str):
-    """A hashlib-style object (update/hexdigest) for md5, sha256 or bsd_sum."""
-    if algorithm == "bsd_sum":
-        return BsdSum()
-    if algorithm in ("md5", "sha256"):
-        return hashlib.new(algorithm)
-    raise ValueError(f"unknown digest algorithm {algorithm!r}")
+HASHERS = {"md5": hashlib.md5, "sha256": hashlib.sha256, "bsd_sum": BsdSum}  # hashlib-style: update, hexdigest
 
 
 def file_digests(path: str | os.PathLike, algorithms: list[str], progress: bool = True) -> dict[str, str]:
-    """Digests of a file by algorithm name, reading it once."""
+    """Digests of a file by algorithm name (md5, sha256, bsd_sum), reading it once."""
     path = Path(path)
-    hashers = {algorithm: new_hasher(algorithm) for algorithm in dict.fromkeys(algorithms)}
+    unknown = [algorithm for algorithm in algorithms if algorithm not in HASHERS]
+    if unknown:
+        raise ValueError(f"unknown digest algorithm {unknown[0]!r}")
+    hashers = {algorithm: HASHERS[algorithm]() for algorithm in dict.fromkeys(algorithms)}
     with open(path, "rb") as handle, progress_bar(total=path.stat().st_size, unit="B", unit_scale=True,
                                                   desc=f"checking {path.name}", leave=False,
                                                   enabled=progress) as bar:
@@ -75,8 +68,6 @@ def file_sha256(path: str | os.PathLike) -> str:
 def sha256_hex(data: str | bytes) -> str:
     """Hex sha256 of bytes, or of a string's UTF-8."""
     return hashlib.sha256(data.encode() if isinstance(data, str) else data).hexdigest()
-
-
 
 
 @contextlib.contextmanager

@@ -86,12 +86,10 @@ class CorpusConfig:
         for name in ("passes", "min_sentence_bp", "min_document_sentences"):
             if int(getattr(self, name)) < 1:
                 raise ParameterError(name, getattr(self, name), "an integer >= 1")
-        if self.max_sentence_bp < self.min_sentence_bp:
-            raise ParameterError("max_sentence_bp", self.max_sentence_bp,
-                                 f">= min_sentence_bp ({self.min_sentence_bp})")
-        if self.max_document_sentences < self.min_document_sentences:
-            raise ParameterError("max_document_sentences", self.max_document_sentences,
-                                 f">= min_document_sentences ({self.min_document_sentences})")
+        for bounded in ("sentence_bp", "document_sentences"):
+            low, high = getattr(self, f"min_{bounded}"), getattr(self, f"max_{bounded}")
+            if high < low:
+                raise ParameterError(f"max_{bounded}", high, f">= min_{bounded} ({low})")
         if self.seed < 0 or self.max_offset_bp < 0:
             raise ParameterError("seed/max_offset_bp", (self.seed, self.max_offset_bp), "integers >= 0")
         if not 0.0 <= self.max_n_fraction <= 1.0:
@@ -181,8 +179,7 @@ def part_stem(pass_index: int, chrom: str) -> str:
     contigs get distinct files (`gi|9626243|ref|NC_001416.1|` -> `gi_9626243_ref_NC_001416.1_-e14b3e45`)."""
     if _FILE_SAFE.fullmatch(chrom):
         return f"part-{pass_index:02d}-{chrom}"
-    digest = sha256_hex(chrom)[:8]
-    return f"part-{pass_index:02d}-{_FILE_UNSAFE_CHARS.sub('_', chrom)[:100]}-{digest}"
+    return f"part-{pass_index:02d}-{_FILE_UNSAFE_CHARS.sub('_', chrom)[:100]}-{sha256_hex(chrom)[:8]}"
 
 
 def corpus_parts(corpus_dir: str | Path, split: str) -> list[Path]:

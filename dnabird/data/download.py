@@ -25,18 +25,12 @@ class _IncompleteTransfer(Exception):
     """The connection ended before the announced length arrived (retryable)."""
 
 
-def _request(url: str, offset: int) -> urllib.request.Request:
-    headers = {"User-Agent": f"dnabird/{__version__}"}
-    if offset:
-        headers["Range"] = f"bytes={offset}-"
-    return urllib.request.Request(url, headers=headers)
-
-
 def _transfer(url: str, part: Path, timeout: float, progress: bool) -> None:
     """One attempt: continue `part` from its current size, or restart it if the server says 200."""
     offset = part.stat().st_size if part.exists() else 0
+    headers = {"User-Agent": f"dnabird/{__version__}", **({"Range": f"bytes={offset}-"} if offset else {})}
     try:
-        response = urllib.request.urlopen(_request(url, offset), timeout=timeout)
+        response = urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
     except urllib.error.HTTPError as err:
         if err.code == 416 and offset:  # our range starts past the end: the partial file is unusable
             part.unlink()

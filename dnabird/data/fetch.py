@@ -6,9 +6,6 @@ verified is not downloaded again. A mismatch changes nothing the user had: a bad
 kept aside as `FILE.mismatch`, an existing file that fails is left where it is. A download is
 kept beside what is unpacked from it, so later runs verify it without the network. Sources with a
 `generator` are written locally by `generator.generate(out_dir, seed=..., **options)`.
-
-Default destination: `$DNABIRD_DATA/NAME`, where `DNABIRD_DATA` defaults to
-`$XDG_CACHE_HOME/dnabird` (that is, `~/.cache/dnabird`).
 """
 
 from __future__ import annotations
@@ -36,7 +33,7 @@ FASTA_SUFFIXES = (".fa", ".fasta", ".fna")
 
 
 def data_root() -> Path:
-    """Where sources go without `--dest`: `$DNABIRD_DATA`, else `$XDG_CACHE_HOME/dnabird`."""
+    """Where sources go without `--dest`: `$DNABIRD_DATA`, else `$XDG_CACHE_HOME/dnabird` (~/.cache/dnabird)."""
     if os.environ.get(DATA_ENV):
         return Path(os.environ[DATA_ENV]).expanduser()
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnabird"
@@ -67,11 +64,8 @@ def fetch(name_or_path: str | Path, dest: str | Path | None = None, *, progress:
 
 
 def _expected_digests(source: SourceFile, lock: LockFile) -> tuple[dict[str, str], str]:
-    """The digests to verify against and where they come from.
-
-    Digests written in the manifest come first; else the sha256 in the lock file (recorded on
-    first download, after checking a published list if there is one); else the published list.
-    """
+    """The digests to verify against and where they come from: the manifest's or the published list's, else
+    the sha256 in the lock file (recorded on first download; a list is read only before that)."""
     expected = source.checksum.digests()
     recorded = lock.get(source.filename).get("sha256")
     if source.checksum.listed_in and not recorded:

@@ -1,28 +1,17 @@
 """`HFTokenizer`: a DNA tokenizer read from a Hugging Face `tokenizer.json`, as published checkpoints bring it.
 
-Which token is [PAD], [UNK], [CLS], [SEP] and [MASK] is stated in `special_tokens_map.json` (or
-`tokenizer_config.json`) beside `tokenizer.json`, not in `tokenizer.json` itself; both are read, and a
-token neither names is an error, never a guess. The ids are the file's own (GENA-LM's: [UNK]=0, [CLS]=1,
-[SEP]=2, [PAD]=3, [MASK]=4).
-
-Behaviour beside transformers' on the same file:
-- Lower case reads as upper case, as in dnabird's own tokenizer (GENA-LM's files do not upper-case:
-  transformers turns every soft-masked base into [UNK]).
-- Letters outside the file's single-letter pieces (for GENA-LM: A, C, G, T, N and the IUPAC codes B, K, M,
-  R, S, W, Y) are an error naming the record, never [UNK]s.
-- The file's normalizer applies (GENA-LM's replaces every run of >= 10 N by the special token `-`, which
-  decodes to nothing: such a run's length cannot be recovered from the ids). `offsets` gives that token
-  the run's whole span (transformers' offsets give it the run's last base only), so spans tile the input.
-
-`sentencepiece_to_tokenizer_json` converts a dnabird sentencepiece `Tokenizer` into the same format, for
-export (`write_hf_tokenizer_files`).
+The special tokens are the ones `special_tokens_map.json` (or `tokenizer_config.json`) beside it names, never
+guessed, at the file's own ids (GENA-LM's: [UNK]=0, [CLS]=1, [SEP]=2, [PAD]=3, [MASK]=4). Unlike transformers
+on the same file: lower case reads as upper case (transformers makes GENA-LM's soft-masked bases [UNK]);
+letters outside the file's single-letter pieces are an error naming the record; a run the normalizer
+replaces (GENA-LM: >= 10 N become `-`, which decodes to nothing) spans the whole run in `offsets`.
+`sentencepiece_to_tokenizer_json` converts a dnabird `Tokenizer` into this format (`write_hf_tokenizer_files`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 from tokenizers import AddedToken, decoders, normalizers, processors
@@ -38,11 +27,6 @@ SPECIAL_TOKENS_FILE = "special_tokens_map.json"
 CONFIG_FILE = "tokenizer_config.json"
 
 
-def _token_text(value) -> str | None:
-    """A special token as `special_tokens_map.json` writes it: a string or {"content": ...}."""
-    return value.get("content") if isinstance(value, dict) else value
-
-
 def read_special_tokens(directory: Path) -> dict[str, str]:
     """{name: token text} for pad/unk/cls/sep/mask from `special_tokens_map.json`, then `tokenizer_config.json`."""
     found: dict[str, str] = {}
@@ -55,7 +39,8 @@ def read_special_tokens(directory: Path) -> dict[str, str]:
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise InputFormatError(f"not valid JSON ({err})", path=path) from None
         for special in SPECIAL_NAMES:
-            text = _token_text(stated.get(f"{special}_token")) if isinstance(stated, dict) else None
+            text = stated.get(f"{special}_token") if isinstance(stated, dict) else None
+            text = text.get("content") if isinstance(text, dict) else text  # a string or {"content": ...}
             if isinstance(text, str) and special not in found:
                 found[special] = text
     missing = [f"{name}_token" for name in SPECIAL_NAMES if name not in found]
@@ -108,7 +93,7 @@ class HFTokenizer(DnaTokenizer, TokenizersBackedTokenizer):
         return {"tokenizer_json": self._json, "special_tokens": self.special_tokens, "path": self.path}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["tokenizer_json"], state["special_tokens"], path=state["path"])
+        self.__init__(**state)
 
     def definition(self) -> bytes:
         return self._json.encode() + json.dumps(self.special_tokens, sort_keys=True).encode()
@@ -123,19 +108,11 @@ class HFTokenizer(DnaTokenizer, TokenizersBackedTokenizer):
         return tuple(p for p in (self.path, self.path.parent / SPECIAL_TOKENS_FILE, self.path.parent / CONFIG_FILE)
                      if p.is_file())
 
-    def encode(self, sequences: str | Sequence[str], *, record: str | None = None,
-               num_threads: int = 1) -> list[int] | list[list[int]]:
-        """Token ids of one sequence (a list of ids) or of each of several (a list of lists), no [CLS]/[SEP]."""
-        upper = self.checked_upper(sequences, record)
-        return self.backend_ids(upper[0] if isinstance(sequences, str) else upper)
-
     def offsets(self, sequence: str) -> list[tuple[int, int]]:
         """Each token's 0-based half-open bp span in `sequence`, tiling it: a token that stands for a replaced
         run (GENA-LM's `-`) spans the whole run."""
         upper = self.checked_upper(sequence, None)[0]
-        ends = [end for _, end in self._tokenizer.encode(upper, add_special_tokens=False).offsets]
-        starts = [0, *ends[:-1]]
-        return list(zip(starts, ends, strict=True))
+        return self.tiling_spans([end for _, end in self._tokenizer.encode(upper, add_special_tokens=False).offsets])
 
 
 def sentencepiece_to_tokenizer_json(tokenizer) -> str:
@@ -163,10 +140,7 @@ def write_hf_tokenizer_files(tokenizer: DnaTokenizer, directory: str | os.PathLi
     transformers' `AutoTokenizer.from_pretrained(directory)` gives dnabird's ids: an `HFTokenizer`'s own
     `tokenizer.json` unchanged, a sentencepiece `Tokenizer` converted (`sentencepiece_to_tokenizer_json`)."""
     directory = Path(directory)
-    if isinstance(tokenizer, HFTokenizer):
-        text = tokenizer._json
-    else:
-        text = sentencepiece_to_tokenizer_json(tokenizer)
+    text = tokenizer._json if isinstance(tokenizer, HFTokenizer) else sentencepiece_to_tokenizer_json(tokenizer)
     special = {f"{name}_token": tokenizer.id_to_piece(getattr(tokenizer, f"{name}_id")) for name in SPECIAL_NAMES}
     write_text_atomic(directory / TOKENIZER_FILE, text)
     write_json_atomic(directory / SPECIAL_TOKENS_FILE, special)

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from dnabird.errors import InputFormatError
-from dnabird.io import atomic_output
+from dnabird.io import write_json_atomic
 
 LOCK_NAME = "dnabird.lock.json"
 
@@ -39,7 +39,4 @@ class LockFile:
         self.save()
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"version": 1, "entries": self.entries}, indent=2, sort_keys=True)
-        with atomic_output(self.path) as temporary:
-            temporary.write_text(text + "\n", encoding="utf-8")
+        write_json_atomic(self.path, {"version": 1, "entries": self.entries})

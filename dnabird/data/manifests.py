@@ -45,12 +45,11 @@ class Checksum:
 
     @property
     def published(self) -> bool:
-        return any((self.md5, self.sha256, self.bsd_sum, self.listed_in))
+        return bool(self.digests() or self.listed_in)
 
     def digests(self) -> dict[str, str]:
         """The digests known now, by algorithm name."""
-        pairs = (("md5", self.md5), ("sha256", self.sha256), ("bsd_sum", self.bsd_sum))
-        return {algorithm: value for algorithm, value in pairs if value}
+        return {algorithm: getattr(self, algorithm) for algorithm in _DIGEST_PATTERNS if getattr(self, algorithm)}
 
 
 @dataclass(frozen=True)
@@ -162,14 +161,9 @@ def _source_file(value: object, where: str) -> SourceFile:
         raise ConfigError(f"{where}.unpack: expected one of {', '.join(UNPACK_MODES)}, got {unpack!r}")
     if unpack == "gunzip" and not filename.endswith(".gz"):
         raise ConfigError(f"{where}.unpack: gunzip needs a file name ending in .gz, got {filename!r}")
-    return SourceFile(
-        filename=filename,
-        url=_url(mapping["url"], f"{where}.url"),
-        mirrors=tuple(_url(m, f"{where}.mirrors[{i}]") for i, m in enumerate(mirrors)),
-        size=size,
-        checksum=_checksum(mapping["checksum"], f"{where}.checksum"),
-        unpack=unpack,
-    )
+    return SourceFile(filename, _url(mapping["url"], f"{where}.url"),
+                      tuple(_url(m, f"{where}.mirrors[{i}]") for i, m in enumerate(mirrors)), size,
+                      _checksum(mapping["checksum"], f"{where}.checksum"), unpack)
 
 
 def manifest_from_dict(data: object, source: str = "<manifest>", path: Path | None = None) -> Manifest:
@@ -200,20 +194,11 @@ def manifest_from_dict(data: object, source: str = "<manifest>", path: Path | No
                           f"got {options!r}")
     if "options" in mapping and not has_generator:
         raise ConfigError(f"{source}: options: only a generator manifest takes options")
+    texts = {key: _text(mapping[key], f"{source}: {key}") for key in ("description", "build", "format", "license")}
     terms = mapping.get("terms")
-    return Manifest(
-        name=name,
-        description=_text(mapping["description"], f"{source}: description"),
-        build=_text(mapping["build"], f"{source}: build"),
-        format=_text(mapping["format"], f"{source}: format"),
-        license=_text(mapping["license"], f"{source}: license"),
-        terms=None if terms is None else _text(terms, f"{source}: terms"),
-        files=files,
-        generator=_text(mapping["generator"], f"{source}: generator") if has_generator else None,
-        seed=seed,
-        options=dict(options),
-        path=path,
-    )
+    return Manifest(name=name, **texts, terms=None if terms is None else _text(terms, f"{source}: terms"), files=files,
+                    generator=_text(mapping["generator"], f"{source}: generator") if has_generator else None,
+                    seed=seed, options=dict(options), path=path)
 
 
 def load_manifest(path: str | Path) -> Manifest:

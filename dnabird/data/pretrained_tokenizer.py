@@ -1,9 +1,8 @@
 """The text tokenizer a published checkpoint brings (LED's byte-level BPE, Pegasus's sentencepiece unigram),
 read with the `tokenizers` library and kept in a dnabird checkpoint as `tokenizer.json`.
 
-Same method names as `TextTokenizer` (`load`, `save`, `encode`, `decode`, `vocab_size`, `id_to_piece`, `hash`)
-and the same special-id attributes (`pad_id`, `unk_id`, `cls_id`, `sep_id`, `mask_id`), each read from the
-tokenizer's own pieces (None where it has none: Pegasus has no [CLS]). `encode` adds no special tokens;
+`TextTokenizer`'s method names and special-id attributes, each read from the tokenizer's own pieces (None
+where it has none: Pegasus has no [CLS]). `encode` adds no special tokens;
 `template()` says which the checkpoint puts around a text (LED: `<s> text </s>`, Pegasus: `text </s>`).
 
 `load` reads a `tokenizer.json`, or a directory with one, or with `vocab.json` + `merges.txt` (a byte-level
@@ -15,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
 
 import tokenizers
@@ -56,17 +54,15 @@ class PretrainedTokenizer(TokenizersBackedTokenizer):
         if (path / "vocab.json").is_file() and (path / "merges.txt").is_file():
             return cls(byte_level_bpe(path / "vocab.json", path / "merges.txt"))
         if (path / "spiece.model").is_file():
-            return cls(pegasus_unigram(path / "spiece.model", _pegasus_offset(path)))
+            config = path / "tokenizer_config.json"
+            settings = json.loads(config.read_text()) if config.is_file() else {}
+            return cls(pegasus_unigram(path / "spiece.model", settings.get("offset", PEGASUS_OFFSET)))
         raise InputFormatError(f"no tokenizer found: expected {FILE}, vocab.json + merges.txt, or spiece.model",
                                path=path)
 
     def definition(self) -> bytes:
         """The `tokenizer.json` text (what `save` writes)."""
         return self._tokenizer.to_str().encode()
-
-    def encode(self, texts: str | Sequence[str]) -> list[int] | list[list[int]]:
-        """Token ids of one text (a list) or of each of several (a list of lists), without special tokens."""
-        return self.backend_ids(texts if isinstance(texts, str) else list(texts))
 
     def template(self) -> tuple[list[int], list[int]]:
         """The special tokens the checkpoint puts before and after a text's tokens."""
@@ -95,11 +91,6 @@ def byte_level_bpe(vocab: Path, merges: Path) -> tokenizers.Tokenizer:
     tokenizer.post_processor = processors.RobertaProcessing(("</s>", tokenizer.token_to_id("</s>")),
                                                             ("<s>", tokenizer.token_to_id("<s>")))
     return tokenizer
-
-
-def _pegasus_offset(directory: Path) -> int:
-    config = directory / "tokenizer_config.json"
-    return json.loads(config.read_text()).get("offset", PEGASUS_OFFSET) if config.is_file() else PEGASUS_OFFSET
 
 
 def pegasus_unigram(spiece: Path, offset: int = PEGASUS_OFFSET) -> tokenizers.Tokenizer:

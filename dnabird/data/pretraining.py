@@ -116,14 +116,10 @@ class PretrainingExamples(torch.utils.data.Dataset):
         segments = (np.arange(len(ids)) > size_a + 1).astype(np.int64)    # 0: [CLS] A [SEP], 1: B [SEP]
         input_ids, labels = mask_tokens(ids, rng, rate=self.mask_rate, vocab_size=self.vocab_size,
                                         mask_id=self.mask_id, special_ids=self.special_ids)
+        fields = {"input_ids": input_ids, "token_type_ids": segments, "attention_mask": np.ones(len(ids), dtype=bool),
+                  "mlm_labels": labels, "sentence_index": sentence}
         length = -(-len(ids) // self.block_size) * self.block_size
-        pad = length - len(ids)
-        return {"input_ids": np.pad(input_ids, (0, pad), constant_values=self.pad_id),
-                "token_type_ids": np.pad(segments, (0, pad)),
-                "attention_mask": np.arange(length) < len(ids),
-                "mlm_labels": np.pad(labels, (0, pad), constant_values=IGNORE_INDEX),
-                "sentence_index": np.pad(sentence, (0, pad), constant_values=-1),
-                "nsp_label": np.int64(nsp_label)}
+        return {**_padded(fields, length, self.pad_id), "nsp_label": np.int64(nsp_label)}
 
 
 def mask_tokens(ids: np.ndarray, rng: np.random.Generator, *, rate: float, vocab_size: int, mask_id: int,
@@ -181,10 +177,15 @@ def collate(examples: list[dict[str, np.ndarray]], *, pad_id: int) -> dict[str, 
     """Stack examples into a batch, padding each field to the longest (block-multiple) example ([PAD] is
     `pad_id`, the tokenizer's)."""
     length = max(len(e["input_ids"]) for e in examples)
-    fill = {"input_ids": pad_id, "token_type_ids": 0, "attention_mask": False, "mlm_labels": IGNORE_INDEX,
-            "sentence_index": -1}
-    batch = {key: torch.from_numpy(np.stack([np.pad(e[key], (0, length - len(e[key])), constant_values=value)
-                                             for e in examples]))
-             for key, value in fill.items()}
+    padded = [_padded(e, length, pad_id) for e in examples]
+    batch = {key: torch.from_numpy(np.stack([p[key] for p in padded])) for key in padded[0]}
     batch["nsp_label"] = torch.tensor([int(e["nsp_label"]) for e in examples])
     return batch
+
+
+def _padded(fields: dict[str, np.ndarray], length: int, pad_id: int) -> dict[str, np.ndarray]:
+    """The token-aligned fields of an example padded to `length`, each with its fill ([PAD] is `pad_id`)."""
+    fill = {"input_ids": pad_id, "token_type_ids": 0, "attention_mask": False, "mlm_labels": IGNORE_INDEX,
+            "sentence_index": -1}
+    return {key: np.pad(fields[key], (0, length - len(fields[key])), constant_values=value)
+            for key, value in fill.items()}

@@ -1,8 +1,6 @@
 """Text tokenizer: a sentencepiece model for natural language, the sibling of the DNA `Tokenizer`.
 
-Same method names as `dnabird.data.tokenizer.Tokenizer` (`train`, `load`, `save`, `encode`, `decode`,
-`offsets`, `encode_batch`, `vocab_size`, `id_to_piece`, `hash`) and the same special-id attributes
-(`pad_id`, `unk_id`, `cls_id`, `sep_id`, `mask_id`):
+The DNA `Tokenizer`'s method names and special-id attributes (`pad_id` … `mask_id`):
 
 - A model trained here has dnabird's fixed layout [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4, counted in
   the vocabulary size. It normalises nothing and keeps every space, with byte fallback: any Unicode text
@@ -21,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +39,6 @@ SPECIAL_PIECES = {
 }
 MODEL_TYPES = ("unigram", "bpe", "word", "char")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
-WORD_BOUNDARY = "\u2581"  # sentencepiece's ▁, a space in the text
 
 
 @dataclass(frozen=True)
@@ -84,21 +81,13 @@ class TextTokenizer(SentencePieceTokenizer):
     (e.g. a Hugging Face `spiece.model`; `special_pieces` names its special pieces where `SPECIAL_PIECES` misses)."""
 
     def check_specials(self, path, special_pieces: dict[str, str] | None = None) -> None:
-        self.special_pieces = self._find_specials(dict(special_pieces or {}), path)
-        self._options = {"special_pieces": self.special_pieces}
-        for name, piece in self.special_pieces.items():
-            setattr(self, f"{name}_id", self._sp.piece_to_id(piece))
-        self.special_ids = frozenset(getattr(self, f"{name}_id") for name in SPECIAL_NAMES) | frozenset(
-            i for i in range(self.vocab_size) if self._sp.is_control(i))
-
-    def _find_specials(self, given: dict[str, str], path) -> dict[str, str]:
-        unknown = sorted(set(given) - set(SPECIAL_NAMES))
-        if unknown:
+        given = dict(special_pieces or {})
+        if set(given) - set(SPECIAL_NAMES):
             raise ParameterError("special_pieces", given, f"keys among {SPECIAL_NAMES}")
         found, missing = {}, []
         for name in SPECIAL_NAMES:
             candidates = (given[name],) if name in given else SPECIAL_PIECES[name]
-            piece = next((p for p in candidates if self._has_piece(p)), None)
+            piece = next((p for p in candidates if self._sp.id_to_piece(self._sp.piece_to_id(p)) == p), None)
             if piece is None and name == "unk":
                 piece = self._sp.id_to_piece(self._sp.unk_id())
             if piece is None:
@@ -107,10 +96,11 @@ class TextTokenizer(SentencePieceTokenizer):
         if missing:
             raise InputFormatError(f"the model has no piece for {'; '.join(missing)}: name them with "
                                    "special_pieces={'cls': '<piece>', ...}", path=path)
-        return found
-
-    def _has_piece(self, piece: str) -> bool:
-        return self._sp.id_to_piece(self._sp.piece_to_id(piece)) == piece
+        self.special_pieces, self._options = found, {"special_pieces": found}
+        for name, piece in found.items():
+            setattr(self, f"{name}_id", self._sp.piece_to_id(piece))
+        self.special_ids = frozenset(getattr(self, f"{name}_id") for name in SPECIAL_NAMES) | frozenset(
+            i for i in range(self.vocab_size) if self._sp.is_control(i))
 
     @classmethod
     def train(cls, lines: Iterable[str], path: str | os.PathLike, *,
@@ -119,11 +109,8 @@ class TextTokenizer(SentencePieceTokenizer):
               byte_fallback: bool = TextTokenizerConfig.byte_fallback,
               sample_size: int = TextTokenizerConfig.sample_lines, seed: int = 0,
               num_threads: int | None = None) -> TextTokenizer:
-        """Train on a seeded reservoir sample of `lines` and write the model to `path` atomically.
-
-        `vocab_size` counts the 5 special tokens (and the 256 byte pieces with `byte_fallback`); a small text
-        may yield fewer pieces.
-        """
+        """Train on a seeded reservoir sample of `lines` and write the model to `path` atomically (the settings:
+        see `TextTokenizerConfig`)."""
         TextTokenizerConfig(vocab_size=vocab_size, model_type=model_type, byte_fallback=byte_fallback,
                             sample_lines=sample_size)  # validates the settings
         sample = reservoir_sample((line for line in lines if line.strip()), sample_size, seed)
@@ -131,12 +118,6 @@ class TextTokenizer(SentencePieceTokenizer):
             raise ParameterError("lines", "an empty stream", "at least one non-blank training line")
         return cls.train_model(sample, path, unit="line", vocab_size=vocab_size, num_threads=num_threads,
                                model_type=model_type, byte_fallback=byte_fallback, hard_vocab_limit=False)
-
-    def encode(self, texts: str | Sequence[str], *, num_threads: int = 1) -> list[int] | list[list[int]]:
-        """Token ids of one text (a list of ids) or of each of several (a list of lists)."""
-        if isinstance(texts, str):
-            return self._sp.encode(texts)
-        return self._sp.encode(list(texts), num_threads=num_threads)
 
     def decode(self, ids: Iterable[int]) -> str:
         """The text spelled by `ids`; special tokens decode to nothing."""
@@ -146,13 +127,8 @@ class TextTokenizer(SentencePieceTokenizer):
         """Each token's 0-based half-open character span in `text` (a word-boundary piece that stands for
         no character, such as the leading ▁, has an empty span)."""
         pieces = self._sp.encode(text, out_type="proto").pieces
-        char_of_byte = np.zeros(len(text.encode("utf-8")) + 1, dtype=np.int64)  # byte offset -> char index
-        position = 0
-        for index, char in enumerate(text):
-            width = len(char.encode("utf-8"))
-            char_of_byte[position:position + width] = index
-            position += width
-        char_of_byte[position] = len(text)
+        widths = [len(char.encode("utf-8")) for char in text] + [1]
+        char_of_byte = np.repeat(np.arange(len(text) + 1, dtype=np.int64), widths)  # byte offset -> char index
         spans, pending = [], 0
         for piece in pieces:
             if piece.begin == piece.end and _BYTE_PIECE.fullmatch(piece.piece):

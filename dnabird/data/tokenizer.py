@@ -70,18 +70,14 @@ class TokenizerConfig:
     seed: int = 0
 
     def __post_init__(self):
-        _check_sizes(self.vocab_size, self.max_piece_length, self.sample_sentences)
+        if self.vocab_size <= len(SPECIAL_TOKENS) + len(ALPHABET):
+            raise ParameterError("vocab_size", self.vocab_size, f"an integer > {len(SPECIAL_TOKENS) + len(ALPHABET)}")
+        if self.max_piece_length < 1:
+            raise ParameterError("max_piece_length", self.max_piece_length, "an integer >= 1")
+        if self.sample_sentences < 1:
+            raise ParameterError("sample_size", self.sample_sentences, "an integer >= 1")
         if self.heldout_sentences < 0:
             raise ParameterError("heldout_sentences", self.heldout_sentences, "an integer >= 0")
-
-
-def _check_sizes(vocab_size: int, max_piece_length: int, sample_size: int) -> None:
-    if vocab_size <= len(SPECIAL_TOKENS) + len(ALPHABET):
-        raise ParameterError("vocab_size", vocab_size, f"an integer > {len(SPECIAL_TOKENS) + len(ALPHABET)}")
-    if max_piece_length < 1:
-        raise ParameterError("max_piece_length", max_piece_length, "an integer >= 1")
-    if sample_size < 1:
-        raise ParameterError("sample_size", sample_size, "an integer >= 1")
 
 
 class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
@@ -92,12 +88,10 @@ class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
     alphabet = ALPHABET
 
     def check_specials(self, path) -> None:
-        pieces = [self._sp.id_to_piece(i) for i in range(self.vocab_size)]
-        if tuple(pieces[: len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS:
-            raise InputFormatError(
-                f"not a dnabird DNA tokenizer: pieces 0-4 are {pieces[:5]}, expected {list(SPECIAL_TOKENS)}",
-                path=path,
-            )
+        pieces = [self._sp.id_to_piece(i) for i in range(min(self.vocab_size, len(SPECIAL_TOKENS)))]
+        if tuple(pieces) != SPECIAL_TOKENS:
+            raise InputFormatError(f"not a dnabird DNA tokenizer: pieces 0-4 are {pieces}, expected "
+                                   f"{list(SPECIAL_TOKENS)}", path=path)
 
     @classmethod
     def train(cls, sentences: Iterable[str], path: str | os.PathLike, *,
@@ -105,12 +99,10 @@ class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
               max_piece_length: int = TokenizerConfig.max_piece_length,
               sample_size: int = TokenizerConfig.sample_sentences, seed: int = 0,
               num_threads: int | None = None) -> Tokenizer:
-        """Train BPE on a seeded reservoir sample of `sentences` and write the model to `path` atomically.
-
-        `vocab_size` counts the 5 special tokens. One all-N sentence joins the sample so that N
-        is always in the alphabet (otherwise a sample without N would map N to [UNK]).
-        """
-        _check_sizes(vocab_size, max_piece_length, sample_size)
+        """Train BPE on a seeded reservoir sample of `sentences` and write the model to `path` atomically; one
+        all-N sentence joins the sample so that N is always in the alphabet (else it could map to [UNK])."""
+        TokenizerConfig(vocab_size=vocab_size, max_piece_length=max_piece_length,
+                        sample_sentences=sample_size)  # validates the settings
         sample = [sentence.upper() for sentence in reservoir_sample(sentences, sample_size, seed)]
         for index, sentence in enumerate(sample):
             check_sequence(sentence, f"training sentence {index}", ALPHABET)
@@ -120,18 +112,6 @@ class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
                                extra=("N" * max_piece_length,), model_type="bpe",
                                max_sentencepiece_length=max_piece_length, add_dummy_prefix=False,
                                split_by_whitespace=False)
-
-    def encode(self, sequences: str | Sequence[str], *, record: str | None = None,
-               num_threads: int = 1) -> list[int] | list[list[int]]:
-        """Token ids of one sentence (a list of ids) or of each of several (a list of lists).
-
-        Lower case (soft-masked repeats, as `Genome.fetch` returns them) reads as upper case. `record`
-        names the input in errors; for a list the index is appended.
-        """
-        upper = self.checked_upper(sequences, record)
-        if isinstance(sequences, str):
-            return self._sp.encode(upper[0])
-        return self._sp.encode(upper, num_threads=num_threads)
 
     def decode(self, ids: Iterable[int]) -> str:
         """The DNA spelled by `ids`; special tokens decode to nothing."""
@@ -143,9 +123,7 @@ class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
 
     def token_spans(self, ids: Sequence[int]) -> list[tuple[int, int]]:
         """The 0-based half-open bp span of each token of `ids` (DNA tokens only: specials span 0 bp)."""
-        ends = np.cumsum(self.piece_lengths[np.asarray(ids, dtype=np.int64)])
-        starts = np.concatenate([[0], ends[:-1]]).astype(ends.dtype)
-        return list(zip(starts.tolist(), ends.tolist(), strict=True))
+        return self.tiling_spans(np.cumsum(self.piece_lengths[np.asarray(ids, dtype=np.int64)]).tolist())
 
 
 def load_tokenizer(path: str | os.PathLike) -> DnaTokenizer:

@@ -1,14 +1,11 @@
-"""The tokenizer base classes: what every dnabird tokenizer (DNA, text, ListOps) offers, and the code they share.
+"""The tokenizer base classes: the interface every dnabird tokenizer (DNA, text, ListOps) offers, and its code.
 
-`TokenizerBase` holds the interface and the shared logic: the special ids (`pad_id`, `unk_id`, `cls_id`,
-`sep_id`, `mask_id`, `special_ids`: every id that spells nothing), `hash` (sha256 hex of the bytes that
-define the ids), padding to blocks (`pad_batch`, `encode_batch`), `load`/`save` of the defining file.
-Two backends implement most of it: `SentencePieceTokenizer` (dnabird's DNA `Tokenizer`, the `TextTokenizer`)
-and `TokenizersBackedTokenizer` (the `tokenizers` library: `HFTokenizer`, `PretrainedTokenizer`).
-
-`DnaTokenizer` adds what DNA input needs: the `alphabet` (soft-masked lower case reads as upper case,
-other letters fail by record), bp spans of tokens (`piece_lengths`, `offsets`) and `bp_per_token`. Callers
-take every special id from the instance, never from a constant.
+`TokenizerBase`: the special ids (`pad_id` … `mask_id`, `special_ids`: every id that spells nothing), `hash`
+(sha256 hex of the bytes that define the ids), padding to blocks (`pad_batch`, `encode_batch`) and `save`.
+Backends: `SentencePieceTokenizer` (the DNA `Tokenizer`, `TextTokenizer`) and `TokenizersBackedTokenizer`
+(`HFTokenizer`, `PretrainedTokenizer`). `DnaTokenizer` adds DNA input: the `alphabet` (lower case reads as
+upper case, other letters fail by record), bp spans (`piece_lengths`, `offsets`) and `bp_per_token`.
+Callers take every special id from the instance, never from a constant.
 """
 
 from __future__ import annotations
@@ -197,6 +194,12 @@ class SentencePieceTokenizer(TokenizerBase):
     def definition(self) -> bytes:
         return self._model_proto
 
+    def encode(self, texts: str | Sequence[str], *, num_threads: int = 1) -> list[int] | list[list[int]]:
+        """Token ids of one text (a list of ids) or of each of several (a list of lists)."""
+        if isinstance(texts, str):
+            return self._sp.encode(texts)
+        return self._sp.encode(list(texts), num_threads=num_threads)
+
     def serialized(self) -> bytes:
         return self._sp.serialized_model_proto()
 
@@ -220,11 +223,12 @@ class TokenizersBackedTokenizer(TokenizerBase):
     def id_to_piece(self, token_id: int) -> str:
         return self._tokenizer.id_to_token(int(token_id))
 
-    def backend_ids(self, texts: str | list[str]) -> list[int] | list[list[int]]:
-        """The backend's ids of one text or each of several, without special tokens."""
+    def encode(self, texts: str | Sequence[str], *, num_threads: int = 1) -> list[int] | list[list[int]]:
+        """Token ids of one text (a list) or of each of several (a list of lists), without special tokens;
+        `num_threads` is unused (the library picks its own)."""
         if isinstance(texts, str):
             return self._tokenizer.encode(texts, add_special_tokens=False).ids
-        return [encoding.ids for encoding in self._tokenizer.encode_batch(texts, add_special_tokens=False)]
+        return [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts), add_special_tokens=False)]
 
     def decode(self, ids: Iterable[int]) -> str:
         """The text spelled by `ids`; special tokens decode to nothing."""
@@ -244,16 +248,30 @@ class DnaTokenizer(TokenizerBase):
         """Raise `InputFormatError` naming `record` if upper-case `sequence` holds a letter outside the alphabet."""
         check_sequence(sequence, record, self.alphabet)
 
+    def encode(self, sequences: str | Sequence[str], *, record: str | None = None,
+               num_threads: int = 1) -> list[int] | list[list[int]]:
+        """Token ids of one sequence (a list of ids) or of each of several (a list of lists), no [CLS]/[SEP].
+
+        Lower case (soft-masked repeats, as `Genome.fetch` returns them) reads as upper case. `record`
+        names the input in errors; for a list the index is appended.
+        """
+        upper = self.checked_upper(sequences, record)
+        if isinstance(sequences, str):
+            return super().encode(upper[0])
+        return super().encode(upper, num_threads=num_threads)
+
     def checked_upper(self, sequences: str | Sequence[str], record: str | None) -> list[str]:
         """The sequences upper-cased, each checked (`record`, with the index appended for a list)."""
-        if isinstance(sequences, str):
-            upper = sequences.upper()
-            self.check(upper, record or "sequence")
-            return [upper]
-        upper = [sequence.upper() for sequence in sequences]
+        single = isinstance(sequences, str)
+        upper = [sequence.upper() for sequence in ([sequences] if single else sequences)]
         for index, sequence in enumerate(upper):
-            self.check(sequence, f"{record or 'sequence'} {index}")
+            self.check(sequence, f"{record or 'sequence'}{'' if single else f' {index}'}")
         return upper
+
+    @staticmethod
+    def tiling_spans(ends: Sequence[int]) -> list[tuple[int, int]]:
+        """(start, end) spans that tile from 0 to `ends[-1]`, each starting where the one before ends."""
+        return list(zip([0, *ends[:-1]], ends, strict=True))
 
     @functools.cached_property
     def piece_lengths(self) -> np.ndarray:

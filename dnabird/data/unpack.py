@@ -76,26 +76,22 @@ def _strict_data_filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
 
 
 def untar(archive: str | Path, dest: str | Path, replaceable: set[str] = frozenset()) -> list[str]:
-    """Extract `archive` into `dest`; returns the top-level names extracted.
-
-    Members with absolute paths, `..` escaping `dest`, links pointing outside it, or device
-    files are refused (tarfile's "data" filter, stricter on absolute names) before anything
-    reaches `dest`: extraction goes to a staging folder first. Existing top-level entries are
-    replaced only if in `replaceable`.
-    """
+    """Extract `archive` into `dest` through a staging folder; returns the top-level names extracted. Members
+    with absolute paths, `..`, links outside `dest` or device files are refused (`_strict_data_filter`);
+    existing top-level entries are replaced only if in `replaceable`."""
     archive, dest = Path(archive), Path(dest)
-    staging = _staging(archive, dest)
-    try:
+
+    def extract(staging: Path) -> None:
         with tarfile.open(archive) as tar:
             tar.extractall(staging, filter=_strict_data_filter)
+
+    try:
+        return _extract_and_install(archive, dest, replaceable, extract)
     except tarfile.FilterError as err:
-        shutil.rmtree(staging, ignore_errors=True)
         raise InputFormatError(f"unsafe archive member refused ({err})", path=archive,
                                record=err.tarinfo.name) from err
     except (tarfile.TarError, EOFError, zlib.error) as err:
-        shutil.rmtree(staging, ignore_errors=True)
         raise InputFormatError(f"cannot extract archive: {err}", path=archive) from err
-    return _install(staging, dest, archive, replaceable)
 
 
 def unzip(archive: str | Path, dest: str | Path, replaceable: set[str] = frozenset()) -> list[str]:
@@ -109,26 +105,22 @@ def unzip(archive: str | Path, dest: str | Path, replaceable: set[str] = frozens
                 if name.startswith(("/", "\\")) or os.path.isabs(name) or ".." in parts or ":" in name:
                     raise InputFormatError("unsafe archive member refused (absolute or escaping path)",
                                            path=archive, record=name)
-            staging = _staging(archive, dest)
-            try:
-                zipped.extractall(staging)
-            except BaseException:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise
+            return _extract_and_install(archive, dest, replaceable, zipped.extractall)
     except (zipfile.BadZipFile, EOFError, zlib.error) as err:
         raise InputFormatError(f"cannot extract archive: {err}", path=archive) from err
-    return _install(staging, dest, archive, replaceable)
 
 
-def _staging(archive: Path, dest: Path) -> Path:
+def _extract_and_install(archive: Path, dest: Path, replaceable: set[str], extract) -> list[str]:
+    """`extract(staging)` into a fresh staging folder (removed if it fails), then move its top-level entries
+    into `dest`, refusing to replace entries dnabird did not write."""
     staging = dest / f".{archive.name}.unpacking"
     if staging.exists():
         shutil.rmtree(staging)
-    return staging
-
-
-def _install(staging: Path, dest: Path, archive: Path, replaceable: set[str]) -> list[str]:
-    """Move the staged top-level entries into `dest`, refusing to replace entries dnabird did not write."""
+    try:
+        extract(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     names = sorted(os.listdir(staging))
     clashes = [name for name in names if (dest / name).exists() and name not in replaceable]
     if clashes:

@@ -5,12 +5,9 @@ many N were padded at each end when the window runs off the chromosome (windows 
 never shortened). Contig names resolve through the aliases `chr1`↔`1` … `chrX`↔`X`,
 `chrY`↔`Y` (never `chrM`↔`MT`: different sequences). IUPAC ambiguity codes read as N.
 
-The `.fai` index is built when missing, by samtools' rules (`build_index`: blank lines between
-records are fine, as in a `cat` of FASTA files), and read by pyfaidx; beside the FASTA, or, when its
-folder is read-only, in dnabird's cache folder (`index_cache_folder`). An existing index is checked against the FASTA
-(modification time, and each record's header, line width and end byte); a stale one is
-rebuilt, or reported when `rebuild_index=False`, so a fetch never returns the wrong bases.
-For bgzip-compressed FASTA pyfaidx builds the index and only the modification-time check applies.
+The `.fai` index (`build_index`, samtools' rules; beside the FASTA or in `index_cache_folder`) is checked
+against the FASTA (modification time; each record's header, line width and end byte) and a stale one rebuilt,
+or reported with `rebuild_index=False`. For bgzip FASTA pyfaidx indexes and only the time check applies.
 """
 
 from __future__ import annotations
@@ -66,21 +63,14 @@ def reverse_complement(sequence: str) -> str:
 
 
 class Genome:
-    """A FASTA reference genome.
-
-    Parameters
-    ----------
-    path : FASTA file (plain or bgzip); its `.fai` index is built beside it when missing.
-    soft_mask : "keep" returns soft-masked (repeat) bases in lower case; "upper" uppercases all.
-    rebuild_index : rebuild a stale `.fai` (default) or raise `InputFormatError` naming it.
-    """
+    """A FASTA reference genome (plain or bgzip). `soft_mask`: "keep" returns soft-masked (repeat) bases in
+    lower case, "upper" upper-cases all; `rebuild_index`: rebuild a stale `.fai` or raise `InputFormatError`."""
 
     def __init__(self, path: str | Path, *, soft_mask: str = "keep", rebuild_index: bool = True):
         if soft_mask not in SOFT_MASK_MODES:
             raise ParameterError("soft_mask", soft_mask, f"one of {SOFT_MASK_MODES}")
         self.path = Path(path)
-        self.soft_mask = soft_mask
-        self.rebuild_index = rebuild_index
+        self.soft_mask, self.rebuild_index = soft_mask, rebuild_index
         self._faidx = _open_indexed(self.path, rebuild_index)
         self._lengths = {name: record.rlen for name, record in self._faidx.index.items()}
 
@@ -190,27 +180,22 @@ def _open_indexed(path: Path, rebuild_index: bool) -> pyfaidx.Faidx:
         log.info("%s: folder not writable, its index is kept in %s", path, index)
     if path.suffix in (".gz", ".bgz"):  # pyfaidx indexes bgzip itself; only its mtime check applies
         return _pyfaidx(path, index, rebuild=True)
-    if not index.exists():
-        build_index(path, index)
-        return _pyfaidx(path, index)
-    faidx = None
-    if path.stat().st_mtime > index.stat().st_mtime:
-        problem = "older than the FASTA"
-    else:
-        try:
-            faidx = _pyfaidx(path, index)
-        except InputFormatError as err:
-            problem = f"unreadable: {err.__cause__}"
-        else:
-            problem = _index_problem(path, faidx.index)
-    if problem is None:
-        return faidx
-    if faidx is not None:
-        faidx.close()
-    if not rebuild_index:
-        raise InputFormatError(f"index does not match the FASTA {path} ({problem}); delete it to rebuild",
-                               path=index)
-    log.warning("rebuilding stale index %s (%s)", index, problem)
+    if index.exists():
+        problem = "older than the FASTA" if path.stat().st_mtime > index.stat().st_mtime else None
+        if problem is None:
+            try:
+                faidx = _pyfaidx(path, index)
+            except InputFormatError as err:
+                problem = f"unreadable: {err.__cause__}"
+            else:
+                problem = _index_problem(path, faidx.index)
+                if problem is None:
+                    return faidx
+                faidx.close()
+        if not rebuild_index:
+            raise InputFormatError(f"index does not match the FASTA {path} ({problem}); delete it to rebuild",
+                                   path=index)
+        log.warning("rebuilding stale index %s (%s)", index, problem)
     build_index(path, index)
     return _pyfaidx(path, index)
 
@@ -227,15 +212,12 @@ def _pyfaidx(path: Path, index: Path, rebuild: bool = False) -> pyfaidx.Faidx:
 
 
 def build_index(path: str | Path, index: str | Path | None = None) -> Path:
-    """Write `index` (default `PATH.fai`) for a plain FASTA file by samtools' rules, and return its path.
+    """Write `index` (default `PATH.fai`) for a plain FASTA file by samtools' rules; returns its path.
 
-    Accepted as `samtools faidx` accepts: blank (or all-space) lines between records and at the end, CRLF
-    or LF line ends, a last line without a newline. Records without bases are left out of the index (samtools leaves
-them out too, except after a CRLF blank line, where it lists them with length 0). Refused, with
-    the line: text before the first header, a header without a name (or a space after '>'), a duplicate
-    name (samtools keeps the first with a warning), whitespace inside a sequence line (samtools skips it;
-    pyfaidx would read it as a base), a line wider than
-    the record's first line, bases after a record's shorter or blank line, and a header as the last line.
+    Accepted: blank lines between records and at the end, CRLF or LF, a last line without a newline; records
+    without bases are left out. Refused, naming the line: text before the first header, a header without a
+    name (or a space after '>'), a duplicate name, whitespace inside a sequence line, a line wider than the
+    record's first, bases after a record's shorter or blank line, and a header as the last line.
     """
     path = Path(path)
     rows, seen = [], {}
