@@ -4,7 +4,6 @@ to one fixed token length (so a sequence's vector does not depend on what else i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
@@ -85,12 +84,9 @@ def _inputs(source, regions) -> tuple[list[str], list[str]]:
 
 
 def _write(path, vectors: np.ndarray, names: list[str], settings: dict) -> None:
-    import h5py
+    from dnabird.variants.writers import hdf5_output, string_dataset
 
-    from dnabird.io import atomic_output
-
-    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+    with hdf5_output(path, settings) as out:
         out.create_dataset("embeddings", data=vectors.astype(np.float32))
-        out.create_dataset("names", data=np.array(names, dtype=object), dtype=h5py.string_dtype())
+        string_dataset(out, "names", names)
         out.attrs["pooling"] = settings["pooling"]
-        out.attrs["settings"] = json.dumps(settings, sort_keys=True)

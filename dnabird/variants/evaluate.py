@@ -19,6 +19,7 @@ import pandas as pd
 
 from dnabird.errors import InputFormatError
 from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals
+from dnabird.train.metrics import save_png
 
 TRUTH_COLUMNS = ("id", "label", "element")
 NEGATIVE_CLASSES = ("distant_neutral", "in_element_control")
@@ -64,8 +65,6 @@ def plot_effects(effects: pd.DataFrame, truth: pd.DataFrame, columns: dict[str, 
     """One panel per scorer (title -> column of `effects`): each variant's effect by truth class."""
     from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
 
-    from dnabird.io import atomic_output
-
     merged = truth.merge(effects, on="id")
     order = ("disruptive", "in_element_control", "distant_neutral")
     fig = Figure(figsize=(3.6 * len(columns), 3.2))
@@ -79,6 +78,4 @@ def plot_effects(effects: pd.DataFrame, truth: pd.DataFrame, columns: dict[str, 
                 ax.hlines(np.median(values), x - 0.3, x + 0.3, color="black")
         ax.set_xticks(range(len(order)), ["disruptive", "in-element\ncontrol", "distant\nneutral"], fontsize=8)
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
+    save_png(fig, path)

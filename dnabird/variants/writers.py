@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
@@ -48,14 +50,27 @@ def write_skipped(scores: VariantScores, path: str | os.PathLike) -> None:
         scores.skipped.to_csv(tmp, sep="\t", index=False)
 
 
+@contextmanager
+def hdf5_output(path: str | os.PathLike, settings: dict) -> Iterator[h5py.File]:
+    """An HDF5 file written atomically; `settings` is added last, as a JSON attribute."""
+    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+        yield out
+        out.attrs["settings"] = json.dumps(settings, sort_keys=True)
+
+
+def string_dataset(out: h5py.Group, name: str, values: Sequence[str]) -> None:
+    """`values` as a variable-length string dataset `name` of `out`."""
+    out.create_dataset(name, data=np.array(values, dtype=object), dtype=h5py.string_dtype())
+
+
 def write_hdf5(scores: VariantScores, path: str | os.PathLike) -> None:
     """/ref, /alt, /diff, /abs_diff, /logit_diff [n_windows, n_outputs] float32; /windows/<column> and
     /skipped/<column>, one dataset per table column; /outputs, /groups; settings as a JSON attribute."""
-    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+    with hdf5_output(path, scores.settings) as out:
         for kind in SCORE_KINDS:
             out.create_dataset(kind, data=scores.array(kind).astype(np.float32))
-        out.create_dataset("outputs", data=np.array(scores.outputs, dtype=object), dtype=h5py.string_dtype())
-        out.create_dataset("groups", data=np.array(scores.groups, dtype=object), dtype=h5py.string_dtype())
+        string_dataset(out, "outputs", scores.outputs)
+        string_dataset(out, "groups", scores.groups)
         for name, table in (("windows", scores.units), ("skipped", scores.skipped)):
             group = out.create_group(name)
             for column in table.columns:
@@ -66,7 +81,6 @@ def write_hdf5(scores: VariantScores, path: str | os.PathLike) -> None:
                 else:
                     group.create_dataset(column, data=table[column].astype(str).to_numpy(object),
                                          dtype=h5py.string_dtype())
-        out.attrs["settings"] = json.dumps(scores.settings, sort_keys=True)
 
 
 def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.PathLike) -> None:
