@@ -1,29 +1,12 @@
 """`score_variants`: a model, a genome and variants in; per-variant effects out (`VariantScores`).
 
-Methods:
-- "head": a fine-tuned classifier. Its `task.json` fixes the window (length, anchor), the strand rule and
-  the token length every input is padded to. `centre` windows sit on the variant (`rc` defaults to the
-  strand rule: "both" averages the forward and reverse-complement windows); `tss:-U:+D` windows are
-  stranded: the variant is scored in every window of the `tss` BED that contains it, on that TSS's strand,
-  never RC-averaged.
-- "mlm_llr": a pretrained masked LM, zero-shot (see `dnabird.variants.mlm`): windows centred on the variant,
-  `window_bp` long. Defaults are sized from the tokenizer's bp per token measured on the genome
-  (`measured_bp_per_token`) with `TOKEN_HEADROOM`: an odd window (so the variant's base sits exactly in the
-  middle and a reverse-complemented genome scores the same) filling the model's length, or for a given
-  window the smallest block multiple it fits. Two outputs: `llr` = log P(ALT) − log P(REF) over the masked
-  tokens, and `llr_per_bp`, the same per bp of each masked span. Rank SNVs by `llr`; rank a set that
-  mixes indels with SNVs by `llr_per_bp`, since an indel's raw `llr` grows with its masked span's length.
-- "auto": "head" when the model has a task, else "mlm_llr".
-
-A window that tokenizes longer than the model's fixed length (each N is one token: N padding past a
-contig end, an assembly gap) is clipped at its N runs, outermost first, until it fits; `clip_left`/
-`clip_right` report the bp cut (see `dnabird.variants.windows`); a window with a character other than
-A/C/G/T/N is that allele's skip reason. Each allele is checked before it is scored: REF against the
-genome (case-insensitive; a mismatch is skipped, or with on_ref_mismatch="genome" scored with the
-genome's bases and flagged `ref_match=False`), its chromosome (aliases chr1↔1 … only), its alleles
-(symbolic, breakend, `*` …); what cannot be scored goes to `VariantScores.skipped` with the reason.
-Under torchrun each rank scores the records whose index is its rank modulo the world size, and every
-rank returns the merged scores in input order.
+Windows, REF checks, N-run clipping, skip reasons and outputs are described in docs/variant-scoring.md.
+Methods: "head" (a fine-tuned classifier; its `task.json` fixes window, anchor, strand rule and padded token
+length; `tss:-U:+D` windows are scored on each containing TSS's strand, never RC-averaged), "mlm_llr" (a
+pretrained masked LM, zero-shot, `dnabird.variants.mlm`: odd windows centred on the variant, sized from the
+bp per token measured on the genome with `TOKEN_HEADROOM`; outputs `llr` and `llr_per_bp`), or "auto" ("head"
+when the model has a task). Under torchrun each rank scores the records whose index is its rank modulo the
+world size, and every rank returns the merged scores in input order.
 """
 
 from __future__ import annotations
@@ -239,11 +222,8 @@ class HeadScorer:
     def combine(self, logits: np.ndarray, extra: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """REF and ALT probabilities averaged over strands, and the mean logit difference."""
         logits = torch.from_numpy(logits).double()  # [2 * strands, k]: ref, alt, ref, alt …
-        if self.multiclass:
-            logs = torch.log_softmax(logits, dim=-1)
-            probs = logs.exp()
-        else:
-            logs, probs = logits, torch.sigmoid(logits)
+        logs = torch.log_softmax(logits, dim=-1) if self.multiclass else logits
+        probs = logs.exp() if self.multiclass else torch.sigmoid(logits)
         ref, alt = probs[0::2].mean(0), probs[1::2].mean(0)
         return ref.numpy(), alt.numpy(), (logs[1::2] - logs[0::2]).mean(0).numpy()
 
@@ -263,8 +243,7 @@ class LLRScorer:
         ids, targets, bp = [], [], []
         tokenizer = self.predictor.tokenizer
         for windows in strands:
-            ref = encode(self.predictor, windows.ref, self.setup.eval_length)
-            alt = encode(self.predictor, windows.alt, self.setup.eval_length)
+            ref, alt = (encode(self.predictor, seq, self.setup.eval_length) for seq in (windows.ref, windows.alt))
             spans = masked_spans(windows, tokenizer.offsets(windows.ref), tokenizer.offsets(windows.alt),
                                  self.setup.flank_bp)
             (ref_row, ref_wanted), (alt_row, alt_wanted) = (mask_span(tokens, span, tokenizer.mask_id)
@@ -283,9 +262,8 @@ class LLRScorer:
 
     def combine(self, log_likelihoods: np.ndarray, bp: list[tuple[int, int]]):
         """[log P, log P per bp] of REF and ALT averaged over strands; no logit difference."""
-        ref = np.mean([[log_likelihoods[2 * s], log_likelihoods[2 * s] / b[0]] for s, b in enumerate(bp)], axis=0)
-        alt = np.mean([[log_likelihoods[2 * s + 1], log_likelihoods[2 * s + 1] / b[1]] for s, b in enumerate(bp)],
-                      axis=0)
+        per_strand = np.reshape(log_likelihoods, (-1, 2))  # [strands, (ref, alt)]
+        ref, alt = np.stack([per_strand, per_strand / np.array(bp)], axis=-1).mean(0)
         return ref, alt, np.full(2, np.nan)
 
 
@@ -442,12 +420,16 @@ def fit(scorer, window: Window, rc: bool) -> tuple[Window, tuple]:
     raise problem
 
 
-def _unit_row(window: Window, setup: Setup) -> tuple:
-    allele, w = window.allele, window.windows
+def _allele_columns(allele: Allele) -> tuple:
+    """The columns a unit row and a skipped row share: record, allele, chrom, pos, id, ref, alt."""
     v = allele.variant
-    strand = "both" if setup.rc else w.strand
-    return (allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, window.feature, strand,
-            window.ref_match, w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right)
+    return allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt
+
+
+def _unit_row(window: Window, setup: Setup) -> tuple:
+    w = window.windows
+    return (*_allele_columns(window.allele), window.feature, "both" if setup.rc else w.strand, window.ref_match,
+            w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right)
 
 
 def _name(window: Window) -> str:
@@ -457,6 +439,4 @@ def _name(window: Window) -> str:
 
 
 def _skip_row(allele: Allele, err: UnscorableVariantError, feature: str = ".") -> tuple:
-    v = allele.variant
-    detail = err.detail if feature == "." else f"{feature}: {err.detail}"
-    return (allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, err.reason, detail)
+    return (*_allele_columns(allele), err.reason, err.detail if feature == "." else f"{feature}: {err.detail}")
