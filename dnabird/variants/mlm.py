@@ -47,18 +47,14 @@ def masked_spans(windows: AlleleWindows, ref_spans: list[tuple[int, int]], alt_s
     alleles = ((windows.ref_at, windows.ref_at + windows.ref_length, ref_spans),
                (windows.alt_at, windows.alt_at + windows.alt_length, alt_spans))
     left = right = flank  # bp masked beyond the allele, the same in both sequences
-    while True:
-        grown = (left, right)
+    while True:  # a pass that grows neither side computed both spans with the final flanks
+        grown, result = (left, right), []
         for first, stop, spans in alleles:
             i, j = _overlapping(spans, first - left, stop + right)
             left, right = max(left, first - spans[i][0]), max(right, spans[j - 1][1] - stop)
+            result.append(MaskedSpan(i, j, spans[j - 1][1] - spans[i][0]))
         if (left, right) == grown:
-            break
-    result = []
-    for first, stop, spans in alleles:
-        i, j = _overlapping(spans, first - left, stop + right)
-        result.append(MaskedSpan(i, j, spans[j - 1][1] - spans[i][0]))
-    return result[0], result[1]
+            return result[0], result[1]
 
 
 def _overlapping(spans: list[tuple[int, int]], low: int, high: int) -> tuple[int, int]:

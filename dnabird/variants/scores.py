@@ -73,8 +73,7 @@ class VariantScores:
         long = self.units.loc[self.units.index.repeat(k)].reset_index(drop=True)
         long.insert(long.columns.get_loc("strand") + 1, "output", np.tile(np.asarray(self.outputs, object), n))
         long.insert(long.columns.get_loc("output") + 1, "group", np.tile(np.asarray(self.groups, object), n))
-        for column, kind in (("ref_score", "ref"), ("alt_score", "alt"), ("diff", "diff"),
-                             ("abs_diff", "abs_diff"), ("logit_diff", "logit_diff")):
+        for kind, column in zip(SCORE_KINDS, ("ref_score", "alt_score", *SCORE_KINDS[2:]), strict=True):
             long.insert(long.columns.get_loc("ref_match"), column, self.array(kind).reshape(-1))
         return long
 
