@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -100,14 +100,13 @@ def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.Path
                for i, (name, group) in enumerate(zip(scores.outputs, scores.groups, strict=True))]
     check_vcf_path(Path(vcf))
     path = Path(path)
-    with atomic_output(path) as tmp:
-        with _open_text_output(tmp, bgzip=path.suffix in (".gz", ".bgz")) as out:
-            for record, _, line in vcf_lines(vcf):
-                if line.startswith("#CHROM") and record is None:
-                    out.write("".join(h + "\n" for h in header))
-                elif record in by_record:
-                    line = _annotated(line, by_record[record], scores, kinds)
-                out.write(line + "\n")
+    with atomic_output(path) as tmp, _text_output(tmp, bgzip=path.suffix in (".gz", ".bgz")) as write:
+        for record, _, line in vcf_lines(vcf):
+            if line.startswith("#CHROM") and record is None:
+                write("".join(h + "\n" for h in header))
+            elif record in by_record:
+                line = _annotated(line, by_record[record], scores, kinds)
+            write(line + "\n")
 
 
 def _annotated(line: str, windows: list[tuple[int, str]], scores: VariantScores, kinds: list[str]) -> str:
@@ -127,17 +126,11 @@ def _number(value: float) -> str:
     return "." if np.isnan(value) else f"{value:.6g}"
 
 
-class _open_text_output:
-    """A text file, or a bgzip stream (pysam.BGZFile) when `bgzip`."""
-
-    def __init__(self, path: Path, bgzip: bool):
-        self.handle = pysam.BGZFile(str(path), "wb") if bgzip else open(path, "wb")
-
-    def write(self, text: str) -> None:
-        self.handle.write(text.encode("utf-8", "surrogateescape"))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.handle.close()
+@contextmanager
+def _text_output(path: Path, bgzip: bool) -> Iterator[Callable[[str], None]]:
+    """A function writing text (surrogate-escaped bytes kept) to a file, or a bgzip stream when `bgzip`."""
+    handle = pysam.BGZFile(str(path), "wb") if bgzip else open(path, "wb")
+    try:
+        yield lambda text: handle.write(text.encode("utf-8", "surrogateescape"))
+    finally:
+        handle.close()
