@@ -41,8 +41,7 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
                                      regions if isinstance(regions, (str, os.PathLike)) else None])
     predictor = Predictor.load(model, tokenizer=tokenizer, device=device)
     if eval_length is None:
-        eval_length = predictor.task.eval_length if predictor.task else \
-            predictor.max_tokens // predictor.block_size * predictor.block_size
+        eval_length = predictor.task.eval_length if predictor.task else predictor.longest_length
     eval_length = predictor.check_length(eval_length)
     names, sequences = _inputs(source, regions)
     vectors = []

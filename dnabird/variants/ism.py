@@ -19,7 +19,7 @@ from dnabird.progress import progress_bar
 from dnabird.train.metrics import save_png
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant
-from dnabird.variants.score import Window, make_scorer, resolve_setup, score_windows
+from dnabird.variants.score import SCORERS, Window, resolve_setup, score_windows
 from dnabird.variants.scores import VariantScores
 from dnabird.variants.windows import anchored_windows
 
@@ -129,7 +129,7 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
         return [Window(allele, windows, ".", True)]
 
     with progress_bar(total=len(alleles), enabled=progress, desc="mutagenesis", unit=" SNVs") as bar:
-        scores = score_windows(make_scorer(predictor, setup), setup, alleles, windows_of, batch_size, bar)
+        scores = score_windows(SCORERS[setup.method](predictor, setup), setup, alleles, windows_of, batch_size, bar)
     if len(scores.skipped):
         first = scores.skipped.iloc[0]
         raise UnscorableVariantError(first["reason"], first["detail"])

@@ -65,9 +65,7 @@ class Setup:
 
     def describe(self) -> dict:
         """The settings as plain values, for reports and output files."""
-        return {"method": self.method, "window_bp": self.window_bp, "eval_length": self.eval_length,
-                "anchor": str(self.anchor), "rc": "average" if self.rc else "forward", "flank_bp": self.flank_bp,
-                "on_ref_mismatch": self.on_ref_mismatch, "bp_per_token": self.bp_per_token,
+        return {**dataclasses.asdict(self), "anchor": str(self.anchor), "rc": "average" if self.rc else "forward",
                 "dnabird": __version__}
 
 
@@ -136,7 +134,7 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         anchor, average = Anchor("centre"), (rc or "average") == "average"
         bp_per_token = measured_bp_per_token(predictor.tokenizer, genome) if genome is not None else 1.0
         if eval_length is None:  # the tokens a window needs, with headroom, up to the model's length
-            block, longest = predictor.block_size, predictor.max_tokens // predictor.block_size * predictor.block_size
+            block, longest = predictor.block_size, predictor.longest_length
             needed = math.ceil(window_bp / bp_per_token * TOKEN_HEADROOM) + 2 if window_bp is not None else longest
             eval_length = min(longest, -(-needed // block) * block)
         if window_bp is None:  # the odd window that fills eval_length
@@ -267,6 +265,9 @@ class LLRScorer:
         return ref, alt, np.full(2, np.nan)
 
 
+SCORERS = {"head": HeadScorer, "mlm_llr": LLRScorer}  # by `Setup.method`
+
+
 def encode(predictor: Predictor, sequence: str, eval_length: int) -> list[int]:
     """Token ids of a window; `UnscorableVariantError` when `[CLS] ids [SEP]` exceed `eval_length`."""
     ids = predictor.tokenizer.encode(sequence)
@@ -291,10 +292,6 @@ def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
         raise CheckpointError(f"{model}: checkpoint directory not found")
     task = read_task(model)
     return list(task.labels) if task is not None and method != "mlm_llr" else list(LLR_OUTPUTS)
-
-
-def make_scorer(predictor: Predictor, setup: Setup) -> HeadScorer | LLRScorer:
-    return HeadScorer(predictor, setup) if setup.method == "head" else LLRScorer(predictor, setup)
 
 
 def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str] | None = None,
@@ -339,8 +336,7 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
         complement), "forward", or None for the model's strand rule. tss: a TSS BED, for TSS-anchored heads.
     window_bp, eval_length: window in bp and padded token length, for a model without task.json (defaults
         from the bp per token measured on the genome: eval_length the model's full length, or what a
-        window_bp-long window needs; window_bp the odd length that fills eval_length). A window that
-        tokenizes longer than eval_length is clipped at its N runs, else not scored (reason given).
+        window_bp-long window needs; window_bp the odd length that fills eval_length).
     flank_bp: mlm_llr only, bp masked on each side of the variant beyond the tokens it touches.
     on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
@@ -353,7 +349,7 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     setup = resolve_setup(predictor, method=method, rc=rc, tss=tss, window_bp=window_bp, eval_length=eval_length,
                           flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch, genome=genome)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
-    scorer = make_scorer(predictor, setup)
+    scorer = SCORERS[setup.method](predictor, setup)
     alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
     with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
         part = score_windows(scorer, setup, alleles, lambda allele: allele_windows(allele, genome, setup, sites),
