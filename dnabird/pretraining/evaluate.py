@@ -1,14 +1,10 @@
 """Held-out evaluation of a pretrained model: MLM accuracy, NSP accuracy and bits per base, beside the
-baselines that could fake it — a unigram model of the training tokens, order-1…6 Markov chains over the
-training bases (`dnabird.pretraining.markov`) and the same model with its context cut to one sentence.
+baselines that could fake it (docs/pretraining.md): a unigram model of the training tokens, order-1…6 Markov
+chains over the training bases (`dnabird.pretraining.markov`) and the model with its context cut to one
+sentence; each also at the positions shown as [MASK] only (`at_mask`: BERT leaves 10 % unchanged).
 
-Bits per base = Σ −log₂ p(true token) over the masked positions ÷ Σ bp length of those tokens. The
-paper's 1.12 (BigBird, 4096 tokens) / 1.23 (BERT, 512) use an undocumented definition over BPE tokens:
-context only, not a target. Every report states the masking rate and the sequence length.
-
-BERT masking leaves 10 % of the selected tokens unchanged, so the answer is visible there; every scorer is
-therefore also reported at the selected positions the input shows as [MASK] only (`at_mask`), where all
-the model knows comes from context.
+Bits per base = Σ −log₂ p(true token) over the masked positions ÷ Σ bp length of those tokens (the paper's
+1.12 / 1.23 use an undocumented definition over BPE tokens: context only, not a target).
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """How well variant effects rank known-disruptive variants above neutral ones, with bootstrap intervals.
 
 A truth table (the embedded default's `variant_truth.tsv`: id, label = disruptive / neutral / ref_mismatch,
-element = the planted element a variant sits in, or ".") sorts scored variants into classes:
-
-- `disruptive`: breaks a core base of a planted element (promoter box, TF motif);
-- `distant_neutral`: neutral, away from every element — proximity to an element alone separates these;
-- `in_element_control`: neutral, inside an element at a base the element does not need — only a model
-  that knows which bases matter ranks the disruptive ones above these.
-
-AUROC = the probability that a disruptive variant outscores a neutral one of the class (ties one half),
-with a 95 % percentile-bootstrap interval over variants (`dnabird.finetune.metrics`).
+element = the planted element a variant sits in, or ".") sorts variants into `disruptive` (a core base of a
+planted element), `distant_neutral` (away from every element) and `in_element_control` (neutral, inside an
+element: only a model that knows which bases matter ranks disruptive ones above these). AUROC = P(a
+disruptive variant outscores a neutral one of the class), ties one half, with a 95 % percentile-bootstrap
+interval over variants (`dnabird.finetune.metrics`).
 """
 
 from __future__ import annotations

@@ -33,8 +33,7 @@ class VariantScores:
         1-based ALT number, `feature` the TSS name or ".", `strand` "+", "-" or "both" (RC-averaged),
         `window_start`/`window_end` the scored REF window's genomic span, `pad_left`/`pad_right` whether it
         holds N padding past a contig end, `clip_left`/`clip_right` the bp clipped from its ends at N runs
-        to fit the model's length — scores near a contig end or a gap read less context and are extreme more
-        often, so treat flagged rows with care).
+        to fit the model's length; docs/variant-scoring.md on reading flagged rows).
     outputs, groups: the k output names and their groups.
     ref, alt, logit_diff: float arrays [n, k].
     skipped: one row per allele that was not scored (`SKIPPED_COLUMNS`), with the reason.
