@@ -222,12 +222,9 @@ def recorded_evaluation(checkpoint: str | os.PathLike) -> dict:
 
 def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards=None, *, out=None, device: str = "auto",
                         **options) -> dict:
-    """Load a pretrained model directory (with its tokenizer: a `.model` file or `tokenizer.json`) and run
-    `heldout_report`.
-
-    Settings left out (None or not given) are those the pretraining run that wrote the checkpoint was
-    evaluated with (`recorded_evaluation`), so the report reproduces that run's `report.json`; without a
-    record, `heldout_report`'s defaults (the held-out shards must then be given).
+    """`heldout_report` of a pretrained model directory (with its tokenizer: a `.model` file or `tokenizer.json`).
+    Settings left out (None or not given) are the pretraining run's (`recorded_evaluation`), so the report
+    reproduces its `report.json`; without a record, `heldout_report`'s defaults (and `heldout_shards` is required).
     """
     from dnabird.model.checkpoint import load_checkpoint, read_tokenizer
     from dnabird.train.distributed import resolve_device

@@ -121,12 +121,9 @@ class VariantScores:
         skipped = pd.concat([p.skipped for p in parts], ignore_index=True)
         skipped = skipped.sort_values(["record", "allele"], kind="stable").reset_index(drop=True)
         first = parts[0]
-
-        def stack(kind: str) -> np.ndarray:
-            return np.concatenate([p.array(kind) for p in parts])[order]
-
-        return cls(units.iloc[order].reset_index(drop=True), first.outputs, first.groups, stack("ref"),
-                   stack("alt"), stack("logit_diff"), skipped, first.settings)
+        arrays = (np.concatenate([p.array(kind) for p in parts])[order] for kind in ("ref", "alt", "logit_diff"))
+        return cls(units.iloc[order].reset_index(drop=True), first.outputs, first.groups, *arrays, skipped,
+                   first.settings)
 
     def to_tsv(self, path) -> None:
         from dnabird.variants.writers import write_tsv

@@ -79,8 +79,7 @@ def write_hdf5(scores: VariantScores, path: str | os.PathLike) -> None:
                 elif column in FLAG_COLUMNS:
                     group.create_dataset(column, data=table[column].to_numpy(bool))
                 else:
-                    group.create_dataset(column, data=table[column].astype(str).to_numpy(object),
-                                         dtype=h5py.string_dtype())
+                    string_dataset(group, column, table[column].astype(str))
 
 
 def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.PathLike) -> None:
