@@ -96,13 +96,9 @@ def anchored_windows(genome: Genome, variant: Variant, start: int, end: int, anc
                      strand: str = "+") -> AlleleWindows:
     """Windows over the genomic span [start, end) that contains the variant's REF, keeping the bases
     between `anchor` (a genomic position) and the variant in place; "-" gives the reverse complement."""
-    length, first = end - start, variant.start
-    if first >= anchor:
-        left_ref = left_alt = first - start
-    else:
-        right = end - first - len(variant.ref)
-        left_ref, left_alt = length - right - len(variant.ref), length - right - len(variant.alt)
-    windows = _windows(genome, variant, length, left_ref, left_alt)
+    left_ref = variant.start - start  # an indel moves the ALT window's left end when the anchor is to its right
+    left_alt = left_ref if variant.start >= anchor else left_ref + len(variant.ref) - len(variant.alt)
+    windows = _windows(genome, variant, end - start, left_ref, left_alt)
     return windows.reverse_complement() if strand == "-" else windows
 
 
