@@ -37,8 +37,7 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
     if pooling not in POOLINGS:
         raise ParameterError("pooling", pooling, f"one of {POOLINGS}")
     if out is not None:
-        check_outputs([out], inputs=[source if isinstance(source, (str, os.PathLike)) else None,
-                                     regions if isinstance(regions, (str, os.PathLike)) else None])
+        check_outputs([out], inputs=[x if isinstance(x, (str, os.PathLike)) else None for x in (source, regions)])
     predictor = Predictor.load(model, tokenizer=tokenizer, device=device)
     if eval_length is None:
         eval_length = predictor.task.eval_length if predictor.task else predictor.longest_length

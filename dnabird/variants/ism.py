@@ -120,9 +120,9 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
     centre = start + (end - start) // 2
     window_start = centre - setup.window_bp // 2
     sequence = genome.fetch(chrom, start, end).sequence.upper()
-    alleles = [Allele(0, n, Variant(chrom, start + offset + 1, base, alt))
-               for n, (offset, base, alt) in enumerate(((o, b, a) for o, b in enumerate(sequence) if b in BASES
-                                                        for a in BASES if a != b), start=1)]
+    snvs = [(start + offset + 1, ref, alt) for offset, ref in enumerate(sequence) if ref in BASES
+            for alt in BASES if alt != ref]  # (1-based pos, REF, ALT) in position then A, C, G, T order
+    alleles = [Allele(0, n, Variant(chrom, *snv)) for n, snv in enumerate(snvs, start=1)]
 
     def windows_of(allele: Allele) -> list[Window]:
         windows = anchored_windows(genome, allele.variant, window_start, window_start + setup.window_bp, centre)
