@@ -1,14 +1,10 @@
 """Held-out evaluation of a pretrained model: MLM accuracy, NSP accuracy and bits per base, beside the
-baselines that could fake it — a unigram model of the training tokens, order-1…6 Markov chains over the
-training bases (`dnabird.pretraining.markov`) and the same model with its context cut to one sentence.
+baselines that could fake it (docs/pretraining.md): a unigram model of the training tokens, order-1…6 Markov
+chains over the training bases (`dnabird.pretraining.markov`) and the model with its context cut to one
+sentence; each also at the positions shown as [MASK] only (`at_mask`: BERT leaves 10 % unchanged).
 
-Bits per base = Σ −log₂ p(true token) over the masked positions ÷ Σ bp length of those tokens. The
-paper's 1.12 (BigBird, 4096 tokens) / 1.23 (BERT, 512) use an undocumented definition over BPE tokens:
-context only, not a target. Every report states the masking rate and the sequence length.
-
-BERT masking leaves 10 % of the selected tokens unchanged, so the answer is visible there; every scorer is
-therefore also reported at the selected positions the input shows as [MASK] only (`at_mask`), where all
-the model knows comes from context.
+Bits per base = Σ −log₂ p(true token) over the masked positions ÷ Σ bp length of those tokens (the paper's
+1.12 / 1.23 use an undocumented definition over BPE tokens: context only, not a target).
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -28,12 +24,15 @@ from dnabird.data.pretraining import PretrainingExamples, collate
 from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
-from dnabird.pretraining.markov import MarkovBaseline
+from dnabird.pretraining.markov import MarkovBaseline, sampled_sentences
 from dnabird.progress import progress_bar
 
 MARKOV_ORDERS = (1, 2, 3, 4, 5, 6)
 MARKOV = tuple(f"markov_{k}" for k in MARKOV_ORDERS)
 BASELINES = ("unigram", "one_sentence", *MARKOV)
+# `heldout_report` keyword -> the `PretrainConfig` field (and run.json key) its value comes from
+EVAL_SETTINGS = {"train_shards": "train_shards", "max_length": "max_length", "mask_rate": "mask_rate",
+                 "num_examples": "eval_examples", "batch_size": "eval_batch_size", "seed": "eval_seed"}
 log = logging.getLogger(__name__)
 
 
@@ -57,13 +56,6 @@ def unigram_log_probs(tokens: np.ndarray | Iterable[np.ndarray], vocab_size: int
         return (np.log2 if bits else np.log)(counts / counts.sum())
 
 
-def sampled_sentences(documents: Sequence, max_documents: int = 2000) -> Iterator[np.ndarray]:
-    """The sentences of up to `max_documents` evenly spaced documents (what the unigram baseline counts)."""
-    picks = np.unique(np.linspace(0, len(documents) - 1, min(len(documents), max_documents)).astype(int))
-    for index in picks:
-        yield from documents[int(index)].sentences
-
-
 class _Tally:
     """Running sums of one scorer's masked-token statistics."""
 
@@ -71,21 +63,20 @@ class _Tally:
         self.bits = self.bp = self.nats = 0.0
         self.correct = self.count = self.nsp_correct = self.nsp_count = 0
 
-    def add(self, log_probs: torch.Tensor, labels: torch.Tensor, token_bp: torch.Tensor) -> None:
-        """log_probs [N, V] at N masked positions whose true ids are labels [N]."""
-        self.add_true(log_probs.gather(1, labels[:, None]).squeeze(1), labels, token_bp)
-        self.correct += int((log_probs.argmax(-1) == labels).sum())
-        self.predicted = True
+    predicted = False
 
-    def add_true(self, true_log_probs: torch.Tensor, labels: torch.Tensor, token_bp: torch.Tensor) -> None:
-        """Natural-log probabilities [N] a scorer gives the true tokens `labels` [N] (no prediction to count)."""
-        true = true_log_probs.double()
+    def add(self, log_probs: torch.Tensor, labels: torch.Tensor, token_bp: torch.Tensor) -> None:
+        """Natural-log probabilities at N masked positions whose true ids are labels [N]: [N, V] over the
+        vocabulary (the argmax counted as a prediction), or [N] of the true ids alone (no prediction)."""
+        predicted = log_probs.dim() == 2
+        true = (log_probs.gather(1, labels[:, None]).squeeze(1) if predicted else log_probs).double()
         self.nats -= float(true.sum())
         self.bits -= float(true.sum()) / math.log(2)
         self.bp += float(token_bp[labels].sum())
         self.count += len(labels)
-
-    predicted = False
+        if predicted:
+            self.correct += int((log_probs.argmax(-1) == labels).sum())
+            self.predicted = True
 
     def summary(self) -> dict:
         count = max(self.count, 1)
@@ -119,12 +110,6 @@ def one_sentence_batch(batch: dict[str, torch.Tensor], examples: PretrainingExam
     out["attention_mask"] = out["input_ids"] != pad_id
     out["token_type_ids"] = torch.zeros_like(out["input_ids"])
     return out
-
-
-def _batches(examples: PretrainingExamples, num_examples: int, batch_size: int) -> Iterable[dict]:
-    for start in range(0, num_examples, batch_size):
-        yield collate([examples[i] for i in range(start, min(num_examples, start + batch_size))],
-                      pad_id=examples.pad_id)
 
 
 def _masked_log_probs(model, batch: dict, device, with_nsp: bool, mask_id: int):
@@ -171,8 +156,9 @@ def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, t
         tallies[name].add(log_probs, labels, bp)
         at_mask[name].add(log_probs[shown_mask], labels[shown_mask], bp)
 
-    for batch in progress_bar(_batches(examples, num_examples, batch_size), total=-(-num_examples // batch_size),
-                              desc="evaluate", unit="batch"):
+    batches = (collate([examples[i] for i in range(start, min(num_examples, start + batch_size))],
+                       pad_id=examples.pad_id) for start in range(0, num_examples, batch_size))
+    for batch in progress_bar(batches, total=-(-num_examples // batch_size), desc="evaluate", unit="batch"):
         log_probs, labels, shown_mask, nsp_logits, batch = _masked_log_probs(model, batch, device, with_nsp=nsp,
                                                                              mask_id=examples.mask_id)
         add("model", log_probs, labels, shown_mask)
@@ -183,8 +169,7 @@ def evaluate_heldout(model: torch.nn.Module, examples: PretrainingExamples, *, t
             add("unigram", uni.expand(len(labels), -1), labels, shown_mask)
         if markov is not None:
             for name, true in markov_log_probs(markov, batch).items():
-                tallies[name].add_true(true.to(device), labels, bp)
-                at_mask[name].add_true(true.to(device)[shown_mask], labels[shown_mask], bp)
+                add(name, true.to(device), labels, shown_mask)
         if one_sentence:
             cut = one_sentence_batch({k: v.cpu() for k, v in batch.items()}, examples)
             add("one_sentence", *_masked_log_probs(model, cut, device, with_nsp=False, mask_id=examples.mask_id)[:3])
@@ -231,21 +216,15 @@ def recorded_evaluation(checkpoint: str | os.PathLike) -> dict:
             continue
         if run:
             log.info("evaluation settings of the pretraining run %s", folder / "run.json")
-            return {"heldout_shards": run["heldout_shards"], "train_shards": run["train_shards"],
-                    "max_length": run["max_length"], "mask_rate": run["mask_rate"],
-                    "num_examples": run["eval_examples"], "batch_size": run["eval_batch_size"],
-                    "seed": run["eval_seed"]}
+            return {"heldout_shards": run["heldout_shards"], **{k: run[v] for k, v in EVAL_SETTINGS.items()}}
     return {}
 
 
 def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards=None, *, out=None, device: str = "auto",
                         **options) -> dict:
-    """Load a pretrained model directory (with its tokenizer: a `.model` file or `tokenizer.json`) and run
-    `heldout_report`.
-
-    Settings left out (None or not given) are those the pretraining run that wrote the checkpoint was
-    evaluated with (`recorded_evaluation`), so the report reproduces that run's `report.json`; without a
-    record, `heldout_report`'s defaults (the held-out shards must then be given).
+    """`heldout_report` of a pretrained model directory (with its tokenizer: a `.model` file or `tokenizer.json`).
+    Settings left out (None or not given) are the pretraining run's (`recorded_evaluation`), so the report
+    reproduces its `report.json`; without a record, `heldout_report`'s defaults (and `heldout_shards` is required).
     """
     from dnabird.model.checkpoint import load_checkpoint, read_tokenizer
     from dnabird.train.distributed import resolve_device
@@ -258,8 +237,7 @@ def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards=None, *, o
     if settings.get("heldout_shards") is None:
         raise ParameterError("heldout_shards", None, f"a path (--shards): no pretraining run record beside "
                                                      f"{checkpoint} names the held-out shards")
-    report = heldout_report(model, tokenizer, settings.pop("heldout_shards"), device=device,
-                            **settings)
+    report = heldout_report(model, tokenizer, settings.pop("heldout_shards"), device=device, **settings)
     if out is not None:
         write_json_atomic(out, report)
     return report

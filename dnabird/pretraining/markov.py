@@ -10,7 +10,7 @@ Counts are add-one smoothed over the five symbols A, C, G, T, N.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -29,6 +29,13 @@ def piece_table(tokenizer) -> tuple[np.ndarray, np.ndarray]:
     for i, piece in enumerate(pieces):
         table[i, : len(piece)] = [lookup.get(b, ALPHABET.index("N")) for b in piece]
     return table, lengths
+
+
+def sampled_sentences(documents: Sequence, max_documents: int = 2000) -> Iterator[np.ndarray]:
+    """The sentences of up to `max_documents` evenly spaced documents (what the baselines count)."""
+    picks = np.unique(np.linspace(0, len(documents) - 1, min(len(documents), max_documents)).astype(int))
+    for index in picks:
+        yield from documents[int(index)].sentences
 
 
 def _bases(ids: np.ndarray, table: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -62,15 +69,13 @@ class MarkovBaseline:
         each sentence a stretch of its own."""
         table, lengths = piece_table(tokenizer)
         counts = [np.zeros((SYMBOLS ** k, SYMBOLS)) for k in range(max_order + 1)]
-        picks = np.unique(np.linspace(0, len(documents) - 1, min(len(documents), max_documents)).astype(int))
-        for index in picks:
-            for sentence in documents[int(index)].sentences:
-                codes, _ = _bases(np.asarray(sentence, dtype=np.int64), table, lengths)
-                available = np.arange(len(codes))
-                for k in range(max_order + 1):
-                    context = _contexts(codes, available, k)
-                    ok = context >= 0
-                    np.add.at(counts[k], (context[ok], codes[ok]), 1.0)
+        for sentence in sampled_sentences(documents, max_documents):
+            codes, _ = _bases(np.asarray(sentence, dtype=np.int64), table, lengths)
+            available = np.arange(len(codes))
+            for k in range(max_order + 1):
+                context = _contexts(codes, available, k)
+                ok = context >= 0
+                np.add.at(counts[k], (context[ok], codes[ok]), 1.0)
         return cls(counts, table, lengths)
 
     def log2_probs(self, ids: np.ndarray, selected: np.ndarray) -> dict[int, np.ndarray]:

@@ -15,7 +15,7 @@ from dnabird.data.pretraining import PretrainingExamples, collate
 from dnabird.errors import DnabirdError, ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
-from dnabird.pretraining.evaluate import BASELINES, format_report, heldout_report
+from dnabird.pretraining.evaluate import BASELINES, EVAL_SETTINGS, format_report, heldout_report
 from dnabird.pretraining.objective import mlm_nsp_loss
 from dnabird.train import TrainConfig
 from dnabird.train.recipe import recipe_run
@@ -98,10 +98,8 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
 
 def _evaluate(model, config: PretrainConfig, tokenizer, device) -> dict:
     """The held-out report after training: written to `report.json`, printed, checked against the margin."""
-    report = heldout_report(model, tokenizer, config.heldout_shards, train_shards=config.train_shards,
-                            max_length=config.max_length, mask_rate=config.mask_rate,
-                            num_examples=config.eval_examples, batch_size=config.eval_batch_size,
-                            seed=config.eval_seed, device=device)
+    report = heldout_report(model, tokenizer, config.heldout_shards, device=device,
+                            **{k: getattr(config, v) for k, v in EVAL_SETTINGS.items()})
     write_json_atomic(Path(config.train.out_dir) / "report.json", report)
     print(format_report(report))
     for baseline, required in config.min_margin_bits.items():

@@ -66,8 +66,7 @@ def checkpoint_dirs(root: Path) -> list[Path]:
 
 def latest(root: Path) -> Path | None:
     """The newest complete checkpoint under `root`, or None."""
-    dirs = checkpoint_dirs(root)
-    return dirs[-1] if dirs else None
+    return next(reversed(checkpoint_dirs(root)), None)
 
 
 def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer, *,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Sampler
+from torch.utils.data import DataLoader
 
 from dnabird.errors import ParameterError
 
@@ -31,23 +31,14 @@ def rank_slice(step: int, global_batch: int, rank: int, world_size: int) -> rang
     return range(start, start + per_rank)
 
 
-class _MicroBatchSampler(Sampler):
-    """Yields this rank's micro-batches (lists of indices) for steps `start_step` … `stop_step - 1`."""
-
-    def __init__(self, start_step: int, stop_step: int, global_batch: int, micro_batch: int,
-                 rank: int, world_size: int):
-        self.start_step, self.stop_step = start_step, stop_step
-        self.global_batch, self.micro_batch = global_batch, micro_batch
-        self.rank, self.world_size = rank, world_size
-
-    def __iter__(self) -> Iterator[list[int]]:
-        for step in range(self.start_step, self.stop_step):
-            indices = rank_slice(step, self.global_batch, self.rank, self.world_size)
-            for i in range(0, len(indices), self.micro_batch):
-                yield list(indices[i:i + self.micro_batch])
-
-    def __len__(self) -> int:
-        return (self.stop_step - self.start_step) * (self.global_batch // self.world_size // self.micro_batch)
+def _micro_batches(start_step: int, stop_step: int, global_batch: int, micro_batch: int, rank: int,
+                   world_size: int) -> Iterator[list[int]]:
+    """This rank's micro-batches (lists of indices) for steps `start_step` … `stop_step - 1`: the loader's
+    batch sampler."""
+    for step in range(start_step, stop_step):
+        indices = rank_slice(step, global_batch, rank, world_size)
+        for i in range(0, len(indices), micro_batch):
+            yield list(indices[i:i + micro_batch])
 
 
 def accumulation_steps(global_batch: int, micro_batch: int, world_size: int) -> int:
@@ -63,7 +54,7 @@ def step_batches(dataset, *, start_step: int, stop_step: int, global_batch: int,
                  ) -> Iterator[list[dict[str, torch.Tensor]]]:
     """One list of this rank's collated micro-batches per optimizer step, from `start_step` on."""
     accum = accumulation_steps(global_batch, micro_batch, world_size)
-    sampler = _MicroBatchSampler(start_step, stop_step, global_batch, micro_batch, rank, world_size)
+    sampler = _micro_batches(start_step, stop_step, global_batch, micro_batch, rank, world_size)
     # an own generator: a DataLoader otherwise draws its worker seed from global RNG, which would
     # shift dropout masks after a resume
     loader = DataLoader(dataset, batch_sampler=sampler, collate_fn=collate_fn, num_workers=num_workers,

@@ -143,11 +143,12 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
                     with autocast:
                         out = loss_fn(net, batch, step)
                     (out.loss / accum).backward()
-                _add(sums, "loss", out.loss.detach().float())
-                _add(sums, "tokens", torch.tensor(float(out.num_tokens)))
-                for name, (num, den) in out.metrics.items():
-                    _add(sums, f"{name}.num", num.detach().float())
-                    _add(sums, f"{name}.den", den.detach().float())
+                parts = {"loss": out.loss, "tokens": torch.tensor(float(out.num_tokens))}
+                for metric, (num, den) in out.metrics.items():
+                    parts.update({f"{metric}.num": num, f"{metric}.den": den})
+                for name, value in parts.items():
+                    value = value.detach().float().cpu()
+                    sums[name] = sums[name] + value if name in sums else value
             names = sorted(sums)
             totals = distributed.all_reduce_sum(torch.stack([sums[n].to(ctx.device) for n in names]), ctx)
             totals = dict(zip(names, totals.tolist(), strict=True))
@@ -193,6 +194,3 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
         distributed.teardown(ctx)
     return records
 
-
-def _add(sums: dict[str, torch.Tensor], name: str, value: torch.Tensor) -> None:
-    sums[name] = sums[name] + value.cpu() if name in sums else value.cpu()

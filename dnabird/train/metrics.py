@@ -47,7 +47,12 @@ def plot_learning_curve(records: list[dict], path: Path, keys: tuple[str, ...] =
         ax.set_xlabel("optimizer step")
         ax.set_title(key)
         ax.grid(alpha=0.3)
-    fig.tight_layout()
-    with atomic_output(path) as temporary:
-        fig.savefig(temporary, format="png", dpi=100)
+    save_png(fig, path)
     return path
+
+
+def save_png(fig, path, dpi: int = 100) -> None:
+    """Lay out a matplotlib `Figure` and write it to `path` as a PNG, atomically."""
+    fig.tight_layout()
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, format="png", dpi=dpi)

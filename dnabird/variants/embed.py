@@ -4,7 +4,6 @@ to one fixed token length (so a sequence's vector does not depend on what else i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 
@@ -38,12 +37,10 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
     if pooling not in POOLINGS:
         raise ParameterError("pooling", pooling, f"one of {POOLINGS}")
     if out is not None:
-        check_outputs([out], inputs=[source if isinstance(source, (str, os.PathLike)) else None,
-                                     regions if isinstance(regions, (str, os.PathLike)) else None])
+        check_outputs([out], inputs=[x if isinstance(x, (str, os.PathLike)) else None for x in (source, regions)])
     predictor = Predictor.load(model, tokenizer=tokenizer, device=device)
     if eval_length is None:
-        eval_length = predictor.task.eval_length if predictor.task else \
-            predictor.max_tokens // predictor.block_size * predictor.block_size
+        eval_length = predictor.task.eval_length if predictor.task else predictor.longest_length
     eval_length = predictor.check_length(eval_length)
     names, sequences = _inputs(source, regions)
     vectors = []
@@ -85,12 +82,9 @@ def _inputs(source, regions) -> tuple[list[str], list[str]]:
 
 
 def _write(path, vectors: np.ndarray, names: list[str], settings: dict) -> None:
-    import h5py
+    from dnabird.variants.writers import hdf5_output, string_dataset
 
-    from dnabird.io import atomic_output
-
-    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+    with hdf5_output(path, settings) as out:
         out.create_dataset("embeddings", data=vectors.astype(np.float32))
-        out.create_dataset("names", data=np.array(names, dtype=object), dtype=h5py.string_dtype())
+        string_dataset(out, "names", names)
         out.attrs["pooling"] = settings["pooling"]
-        out.attrs["settings"] = json.dumps(settings, sort_keys=True)

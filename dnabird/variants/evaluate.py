@@ -1,15 +1,11 @@
 """How well variant effects rank known-disruptive variants above neutral ones, with bootstrap intervals.
 
 A truth table (the embedded default's `variant_truth.tsv`: id, label = disruptive / neutral / ref_mismatch,
-element = the planted element a variant sits in, or ".") sorts scored variants into classes:
-
-- `disruptive`: breaks a core base of a planted element (promoter box, TF motif);
-- `distant_neutral`: neutral, away from every element — proximity to an element alone separates these;
-- `in_element_control`: neutral, inside an element at a base the element does not need — only a model
-  that knows which bases matter ranks the disruptive ones above these.
-
-AUROC = the probability that a disruptive variant outscores a neutral one of the class (ties one half),
-with a 95 % percentile-bootstrap interval over variants (`dnabird.finetune.metrics`).
+element = the planted element a variant sits in, or ".") sorts variants into `disruptive` (a core base of a
+planted element), `distant_neutral` (away from every element) and `in_element_control` (neutral, inside an
+element: only a model that knows which bases matter ranks disruptive ones above these). AUROC = P(a
+disruptive variant outscores a neutral one of the class), ties one half, with a 95 % percentile-bootstrap
+interval over variants (`dnabird.finetune.metrics`).
 """
 
 from __future__ import annotations
@@ -19,6 +15,7 @@ import pandas as pd
 
 from dnabird.errors import InputFormatError
 from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals
+from dnabird.train.metrics import save_png
 
 TRUTH_COLUMNS = ("id", "label", "element")
 NEGATIVE_CLASSES = ("distant_neutral", "in_element_control")
@@ -64,8 +61,6 @@ def plot_effects(effects: pd.DataFrame, truth: pd.DataFrame, columns: dict[str, 
     """One panel per scorer (title -> column of `effects`): each variant's effect by truth class."""
     from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
 
-    from dnabird.io import atomic_output
-
     merged = truth.merge(effects, on="id")
     order = ("disruptive", "in_element_control", "distant_neutral")
     fig = Figure(figsize=(3.6 * len(columns), 3.2))
@@ -79,6 +74,4 @@ def plot_effects(effects: pd.DataFrame, truth: pd.DataFrame, columns: dict[str, 
                 ax.hlines(np.median(values), x - 0.3, x + 0.3, color="black")
         ax.set_xticks(range(len(order)), ["disruptive", "in-element\ncontrol", "distant\nneutral"], fontsize=8)
         ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
+    save_png(fig, path)

@@ -16,9 +16,10 @@ import numpy as np
 from dnabird.errors import ParameterError, UnscorableVariantError
 from dnabird.genome.reference import Genome
 from dnabird.progress import progress_bar
+from dnabird.train.metrics import save_png
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant
-from dnabird.variants.score import Window, make_scorer, resolve_setup, score_windows
+from dnabird.variants.score import SCORERS, Window, resolve_setup, score_windows
 from dnabird.variants.scores import VariantScores
 from dnabird.variants.windows import anchored_windows
 
@@ -68,25 +69,17 @@ class Mutagenesis:
     def to_hdf5(self, path: str | os.PathLike) -> None:
         """/diff, /logit_diff … [positions, 4, outputs], /outputs, /sequence; chrom, start, end, bases and
         settings as attributes."""
-        import json
+        from dnabird.variants.writers import hdf5_output, string_dataset
 
-        import h5py
-
-        from dnabird.io import atomic_output
-
-        with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+        with hdf5_output(path, self.scores.settings) as out:
             for kind in ("ref", "alt", "diff", "logit_diff"):
                 out.create_dataset(kind, data=self.matrix(kind).astype(np.float32))
-            out.create_dataset("outputs", data=np.array(self.scores.outputs, dtype=object),
-                               dtype=h5py.string_dtype())
-            out.attrs.update(chrom=self.chrom, start=self.start, end=self.end, sequence=self.sequence, bases=BASES,
-                             settings=json.dumps(self.scores.settings, sort_keys=True))
+            string_dataset(out, "outputs", self.scores.outputs)
+            out.attrs.update(chrom=self.chrom, start=self.start, end=self.end, sequence=self.sequence, bases=BASES)
 
     def plot(self, path: str | os.PathLike, *, output: int | str = 0, kind: str = "diff") -> None:
         """A heat map (bases × positions) of one output, the reference base of each position dotted."""
         from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
-
-        from dnabird.io import atomic_output
 
         index = self.scores.outputs.index(output) if isinstance(output, str) else output
         grid = self.matrix(kind)[:, :, index].T  # [4, positions]
@@ -103,9 +96,7 @@ class Mutagenesis:
         ax.set_xlabel(f"{self.chrom}:{self.start + 1:,}-{self.end:,} (1-based)")
         ax.set_title(f"{self.scores.settings.get('method')} {kind}: {self.scores.outputs[index]}", fontsize=9)
         fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01)
-        fig.tight_layout()
-        with atomic_output(path) as tmp:
-            fig.savefig(tmp, dpi=120, format="png")
+        save_png(fig, path, dpi=120)
 
 
 def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: str | tuple[str, int, int], *,
@@ -129,16 +120,16 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
     centre = start + (end - start) // 2
     window_start = centre - setup.window_bp // 2
     sequence = genome.fetch(chrom, start, end).sequence.upper()
-    alleles = [Allele(0, n, Variant(chrom, start + offset + 1, base, alt))
-               for n, (offset, base, alt) in enumerate(((o, b, a) for o, b in enumerate(sequence) if b in BASES
-                                                        for a in BASES if a != b), start=1)]
+    snvs = [(start + offset + 1, ref, alt) for offset, ref in enumerate(sequence) if ref in BASES
+            for alt in BASES if alt != ref]  # (1-based pos, REF, ALT) in position then A, C, G, T order
+    alleles = [Allele(0, n, Variant(chrom, *snv)) for n, snv in enumerate(snvs, start=1)]
 
     def windows_of(allele: Allele) -> list[Window]:
         windows = anchored_windows(genome, allele.variant, window_start, window_start + setup.window_bp, centre)
         return [Window(allele, windows, ".", True)]
 
     with progress_bar(total=len(alleles), enabled=progress, desc="mutagenesis", unit=" SNVs") as bar:
-        scores = score_windows(make_scorer(predictor, setup), setup, alleles, windows_of, batch_size, bar)
+        scores = score_windows(SCORERS[setup.method](predictor, setup), setup, alleles, windows_of, batch_size, bar)
     if len(scores.skipped):
         first = scores.skipped.iloc[0]
         raise UnscorableVariantError(first["reason"], first["detail"])

@@ -1,23 +1,13 @@
 """Zero-shot variant scores from a masked language model: the masked-marginal log-likelihood ratio.
 
-REF and ALT windows are tokenized separately (BPE pieces differ around a variant), so the two token
-sequences are aligned on bp coordinates: the masked span is the union, over both sequences, of the
-tokens overlapping the variant's bases plus `flank` bp on each side, grown until it ends on token
-boundaries in both. Each sequence is scored with its span masked, in one forward pass (one pass serves
-both when the two masked inputs coincide, as for most SNVs):
-
-    log P(allele) = Σ over the masked tokens of log p(true token | the window with the span masked)
-
-and the score is LLR = log P(ALT) − log P(REF), with a per-bp form log P(ALT)/bp(ALT) − log P(REF)/bp(REF)
-over the bases each span spells. When the span masks one token in both sequences and the unmasked
-context is identical (an SNV whose neighbouring tokens coincide), LLR is the exact log ratio of the model's
-conditional probabilities; over several tokens it is a product of marginals (masked marginal, as ESM-1v),
-defined also when the token sets differ.
-
-It measures how plausible each allele looks to the model in its context — sequence plausibility learned
-from the pretraining genome (conservation-like for a model trained on many genomes, composition and motif
-grammar for one genome) — not a measured molecular effect: a rare but harmless allele scores low, and a
-damaging allele that looks ordinary scores near 0.
+REF and ALT windows are tokenized separately and aligned on bp: the masked span is the union, over both, of
+the tokens overlapping the variant's bases ± `flank` bp, grown until it ends on token boundaries in both.
+Each sequence is scored with its span masked (one forward pass serves both when the masked inputs coincide):
+log P(allele) = Σ over the masked tokens of log p(true token | the window with the span masked), LLR =
+log P(ALT) − log P(REF), and per bp log P(ALT)/bp(ALT) − log P(REF)/bp(REF). Over one token in identical
+context LLR is the exact log ratio of the model's conditional probabilities; over several it is a product
+of marginals (masked marginal, as ESM-1v). It measures how plausible each allele looks to the model, not a
+molecular effect (docs/variant-scoring.md).
 """
 
 from __future__ import annotations
@@ -47,18 +37,14 @@ def masked_spans(windows: AlleleWindows, ref_spans: list[tuple[int, int]], alt_s
     alleles = ((windows.ref_at, windows.ref_at + windows.ref_length, ref_spans),
                (windows.alt_at, windows.alt_at + windows.alt_length, alt_spans))
     left = right = flank  # bp masked beyond the allele, the same in both sequences
-    while True:
-        grown = (left, right)
+    while True:  # a pass that grows neither side computed both spans with the final flanks
+        grown, result = (left, right), []
         for first, stop, spans in alleles:
             i, j = _overlapping(spans, first - left, stop + right)
             left, right = max(left, first - spans[i][0]), max(right, spans[j - 1][1] - stop)
+            result.append(MaskedSpan(i, j, spans[j - 1][1] - spans[i][0]))
         if (left, right) == grown:
-            break
-    result = []
-    for first, stop, spans in alleles:
-        i, j = _overlapping(spans, first - left, stop + right)
-        result.append(MaskedSpan(i, j, spans[j - 1][1] - spans[i][0]))
-    return result[0], result[1]
+            return result[0], result[1]
 
 
 def _overlapping(spans: list[tuple[int, int]], low: int, high: int) -> tuple[int, int]:

@@ -63,6 +63,11 @@ class Predictor:
         """Whether the model is a classifier described by a task (else a pretrained masked LM)."""
         return self.task is not None
 
+    @property
+    def longest_length(self) -> int:
+        """The longest usable fixed input length: the model's positions rounded down to a block multiple."""
+        return self.max_tokens // self.block_size * self.block_size
+
     def check_length(self, length: int) -> int:
         """`length` if it is a usable fixed input length (a block multiple within the model's positions)."""
         if not isinstance(length, int) or length < self.block_size or length % self.block_size \

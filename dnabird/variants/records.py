@@ -8,6 +8,7 @@ than A/C/G/T) come out with their `problem`, never silently dropped.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import re
@@ -108,26 +109,21 @@ def vcf_lines(path: str | os.PathLike) -> Iterator[tuple[int | None, int, str]]:
     with (gzip.open if compressed else open)(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
             text = raw.decode("utf-8", "surrogateescape").removesuffix("\n").removesuffix("\r")
-            if in_header:
-                in_header = not text.startswith("#CHROM")
-                yield None, number, text
-            else:
-                record += 1
-                yield record, number, text
+            record += not in_header
+            yield (None if in_header else record), number, text
+            in_header = in_header and not text.startswith("#CHROM")
 
 
 def _vcf_alleles(path: Path) -> Iterator[Allele]:
     """pysam's records in step with `vcf_lines`, so each record's index and line number come from the one
     line reader the VCF writer also uses."""
     check_vcf_path(path)
-    verbosity = pysam.set_verbosity(0)  # contigs missing from the header are fine here
-    try:  # samples dropped: dnabird never reads FORMAT (htslib refuses records with a duplicated FORMAT tag)
-        handle = pysam.VariantFile(str(path), drop_samples=True)
-    except (OSError, ValueError) as err:
-        pysam.set_verbosity(verbosity)
-        raise InputFormatError(f"not a readable VCF ({err})", path=path) from None
-    header = []
+    verbosity, header = pysam.set_verbosity(0), []  # contigs missing from the header are fine here
     try:
+        try:  # samples dropped: dnabird never reads FORMAT (htslib refuses records with a duplicated FORMAT tag)
+            handle = pysam.VariantFile(str(path), drop_samples=True)
+        except (OSError, ValueError) as err:
+            raise InputFormatError(f"not a readable VCF ({err})", path=path) from None
         with handle:
             for record, number, text in vcf_lines(path):
                 if record is None:
@@ -182,11 +178,8 @@ def _htslib_says(text: str) -> str:
             saved, verbosity = os.dup(2), pysam.set_verbosity(3)
             os.dup2(caught.fileno(), 2)
             try:
-                with pysam.VariantFile(str(vcf), drop_samples=True) as handle:
-                    for _ in handle:
-                        pass
-            except (OSError, ValueError):
-                pass
+                with contextlib.suppress(OSError, ValueError), pysam.VariantFile(str(vcf), drop_samples=True) as file:
+                    list(file)  # read every record, for htslib to report on
             finally:
                 os.dup2(saved, 2)
                 os.close(saved)

@@ -1,29 +1,12 @@
 """`score_variants`: a model, a genome and variants in; per-variant effects out (`VariantScores`).
 
-Methods:
-- "head": a fine-tuned classifier. Its `task.json` fixes the window (length, anchor), the strand rule and
-  the token length every input is padded to. `centre` windows sit on the variant (`rc` defaults to the
-  strand rule: "both" averages the forward and reverse-complement windows); `tss:-U:+D` windows are
-  stranded: the variant is scored in every window of the `tss` BED that contains it, on that TSS's strand,
-  never RC-averaged.
-- "mlm_llr": a pretrained masked LM, zero-shot (see `dnabird.variants.mlm`): windows centred on the variant,
-  `window_bp` long. Defaults are sized from the tokenizer's bp per token measured on the genome
-  (`measured_bp_per_token`) with `TOKEN_HEADROOM`: an odd window (so the variant's base sits exactly in the
-  middle and a reverse-complemented genome scores the same) filling the model's length, or for a given
-  window the smallest block multiple it fits. Two outputs: `llr` = log P(ALT) − log P(REF) over the masked
-  tokens, and `llr_per_bp`, the same per bp of each masked span. Rank SNVs by `llr`; rank a set that
-  mixes indels with SNVs by `llr_per_bp`, since an indel's raw `llr` grows with its masked span's length.
-- "auto": "head" when the model has a task, else "mlm_llr".
-
-A window that tokenizes longer than the model's fixed length (each N is one token: N padding past a
-contig end, an assembly gap) is clipped at its N runs, outermost first, until it fits; `clip_left`/
-`clip_right` report the bp cut (see `dnabird.variants.windows`); a window with a character other than
-A/C/G/T/N is that allele's skip reason. Each allele is checked before it is scored: REF against the
-genome (case-insensitive; a mismatch is skipped, or with on_ref_mismatch="genome" scored with the
-genome's bases and flagged `ref_match=False`), its chromosome (aliases chr1↔1 … only), its alleles
-(symbolic, breakend, `*` …); what cannot be scored goes to `VariantScores.skipped` with the reason.
-Under torchrun each rank scores the records whose index is its rank modulo the world size, and every
-rank returns the merged scores in input order.
+Windows, REF checks, N-run clipping, skip reasons and outputs are described in docs/variant-scoring.md.
+Methods: "head" (a fine-tuned classifier; its `task.json` fixes window, anchor, strand rule and padded token
+length; `tss:-U:+D` windows are scored on each containing TSS's strand, never RC-averaged), "mlm_llr" (a
+pretrained masked LM, zero-shot, `dnabird.variants.mlm`: odd windows centred on the variant, sized from the
+bp per token measured on the genome with `TOKEN_HEADROOM`; outputs `llr` and `llr_per_bp`), or "auto" ("head"
+when the model has a task). Under torchrun each rank scores the records whose index is its rank modulo the
+world size, and every rank returns the merged scores in input order.
 """
 
 from __future__ import annotations
@@ -82,9 +65,7 @@ class Setup:
 
     def describe(self) -> dict:
         """The settings as plain values, for reports and output files."""
-        return {"method": self.method, "window_bp": self.window_bp, "eval_length": self.eval_length,
-                "anchor": str(self.anchor), "rc": "average" if self.rc else "forward", "flank_bp": self.flank_bp,
-                "on_ref_mismatch": self.on_ref_mismatch, "bp_per_token": self.bp_per_token,
+        return {**dataclasses.asdict(self), "anchor": str(self.anchor), "rc": "average" if self.rc else "forward",
                 "dnabird": __version__}
 
 
@@ -153,7 +134,7 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         anchor, average = Anchor("centre"), (rc or "average") == "average"
         bp_per_token = measured_bp_per_token(predictor.tokenizer, genome) if genome is not None else 1.0
         if eval_length is None:  # the tokens a window needs, with headroom, up to the model's length
-            block, longest = predictor.block_size, predictor.max_tokens // predictor.block_size * predictor.block_size
+            block, longest = predictor.block_size, predictor.longest_length
             needed = math.ceil(window_bp / bp_per_token * TOKEN_HEADROOM) + 2 if window_bp is not None else longest
             eval_length = min(longest, -(-needed // block) * block)
         if window_bp is None:  # the odd window that fills eval_length
@@ -239,11 +220,8 @@ class HeadScorer:
     def combine(self, logits: np.ndarray, extra: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """REF and ALT probabilities averaged over strands, and the mean logit difference."""
         logits = torch.from_numpy(logits).double()  # [2 * strands, k]: ref, alt, ref, alt …
-        if self.multiclass:
-            logs = torch.log_softmax(logits, dim=-1)
-            probs = logs.exp()
-        else:
-            logs, probs = logits, torch.sigmoid(logits)
+        logs = torch.log_softmax(logits, dim=-1) if self.multiclass else logits
+        probs = logs.exp() if self.multiclass else torch.sigmoid(logits)
         ref, alt = probs[0::2].mean(0), probs[1::2].mean(0)
         return ref.numpy(), alt.numpy(), (logs[1::2] - logs[0::2]).mean(0).numpy()
 
@@ -263,8 +241,7 @@ class LLRScorer:
         ids, targets, bp = [], [], []
         tokenizer = self.predictor.tokenizer
         for windows in strands:
-            ref = encode(self.predictor, windows.ref, self.setup.eval_length)
-            alt = encode(self.predictor, windows.alt, self.setup.eval_length)
+            ref, alt = (encode(self.predictor, seq, self.setup.eval_length) for seq in (windows.ref, windows.alt))
             spans = masked_spans(windows, tokenizer.offsets(windows.ref), tokenizer.offsets(windows.alt),
                                  self.setup.flank_bp)
             (ref_row, ref_wanted), (alt_row, alt_wanted) = (mask_span(tokens, span, tokenizer.mask_id)
@@ -283,10 +260,12 @@ class LLRScorer:
 
     def combine(self, log_likelihoods: np.ndarray, bp: list[tuple[int, int]]):
         """[log P, log P per bp] of REF and ALT averaged over strands; no logit difference."""
-        ref = np.mean([[log_likelihoods[2 * s], log_likelihoods[2 * s] / b[0]] for s, b in enumerate(bp)], axis=0)
-        alt = np.mean([[log_likelihoods[2 * s + 1], log_likelihoods[2 * s + 1] / b[1]] for s, b in enumerate(bp)],
-                      axis=0)
+        per_strand = np.reshape(log_likelihoods, (-1, 2))  # [strands, (ref, alt)]
+        ref, alt = np.stack([per_strand, per_strand / np.array(bp)], axis=-1).mean(0)
         return ref, alt, np.full(2, np.nan)
+
+
+SCORERS = {"head": HeadScorer, "mlm_llr": LLRScorer}  # by `Setup.method`
 
 
 def encode(predictor: Predictor, sequence: str, eval_length: int) -> list[int]:
@@ -313,10 +292,6 @@ def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
         raise CheckpointError(f"{model}: checkpoint directory not found")
     task = read_task(model)
     return list(task.labels) if task is not None and method != "mlm_llr" else list(LLR_OUTPUTS)
-
-
-def make_scorer(predictor: Predictor, setup: Setup) -> HeadScorer | LLRScorer:
-    return HeadScorer(predictor, setup) if setup.method == "head" else LLRScorer(predictor, setup)
 
 
 def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str] | None = None,
@@ -361,8 +336,7 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
         complement), "forward", or None for the model's strand rule. tss: a TSS BED, for TSS-anchored heads.
     window_bp, eval_length: window in bp and padded token length, for a model without task.json (defaults
         from the bp per token measured on the genome: eval_length the model's full length, or what a
-        window_bp-long window needs; window_bp the odd length that fills eval_length). A window that
-        tokenizes longer than eval_length is clipped at its N runs, else not scored (reason given).
+        window_bp-long window needs; window_bp the odd length that fills eval_length).
     flank_bp: mlm_llr only, bp masked on each side of the variant beyond the tokens it touches.
     on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
@@ -375,7 +349,7 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     setup = resolve_setup(predictor, method=method, rc=rc, tss=tss, window_bp=window_bp, eval_length=eval_length,
                           flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch, genome=genome)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
-    scorer = make_scorer(predictor, setup)
+    scorer = SCORERS[setup.method](predictor, setup)
     alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
     with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
         part = score_windows(scorer, setup, alleles, lambda allele: allele_windows(allele, genome, setup, sites),
@@ -442,12 +416,16 @@ def fit(scorer, window: Window, rc: bool) -> tuple[Window, tuple]:
     raise problem
 
 
-def _unit_row(window: Window, setup: Setup) -> tuple:
-    allele, w = window.allele, window.windows
+def _allele_columns(allele: Allele) -> tuple:
+    """The columns a unit row and a skipped row share: record, allele, chrom, pos, id, ref, alt."""
     v = allele.variant
-    strand = "both" if setup.rc else w.strand
-    return (allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, window.feature, strand,
-            window.ref_match, w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right)
+    return allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt
+
+
+def _unit_row(window: Window, setup: Setup) -> tuple:
+    w = window.windows
+    return (*_allele_columns(window.allele), window.feature, "both" if setup.rc else w.strand, window.ref_match,
+            w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right)
 
 
 def _name(window: Window) -> str:
@@ -457,6 +435,4 @@ def _name(window: Window) -> str:
 
 
 def _skip_row(allele: Allele, err: UnscorableVariantError, feature: str = ".") -> tuple:
-    v = allele.variant
-    detail = err.detail if feature == "." else f"{feature}: {err.detail}"
-    return (allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, err.reason, detail)
+    return (*_allele_columns(allele), err.reason, err.detail if feature == "." else f"{feature}: {err.detail}")

@@ -33,8 +33,7 @@ class VariantScores:
         1-based ALT number, `feature` the TSS name or ".", `strand` "+", "-" or "both" (RC-averaged),
         `window_start`/`window_end` the scored REF window's genomic span, `pad_left`/`pad_right` whether it
         holds N padding past a contig end, `clip_left`/`clip_right` the bp clipped from its ends at N runs
-        to fit the model's length — scores near a contig end or a gap read less context and are extreme more
-        often, so treat flagged rows with care).
+        to fit the model's length; docs/variant-scoring.md on reading flagged rows).
     outputs, groups: the k output names and their groups.
     ref, alt, logit_diff: float arrays [n, k].
     skipped: one row per allele that was not scored (`SKIPPED_COLUMNS`), with the reason.
@@ -73,8 +72,7 @@ class VariantScores:
         long = self.units.loc[self.units.index.repeat(k)].reset_index(drop=True)
         long.insert(long.columns.get_loc("strand") + 1, "output", np.tile(np.asarray(self.outputs, object), n))
         long.insert(long.columns.get_loc("output") + 1, "group", np.tile(np.asarray(self.groups, object), n))
-        for column, kind in (("ref_score", "ref"), ("alt_score", "alt"), ("diff", "diff"),
-                             ("abs_diff", "abs_diff"), ("logit_diff", "logit_diff")):
+        for kind, column in zip(SCORE_KINDS, ("ref_score", "alt_score", *SCORE_KINDS[2:]), strict=True):
             long.insert(long.columns.get_loc("ref_match"), column, self.array(kind).reshape(-1))
         return long
 
@@ -123,12 +121,9 @@ class VariantScores:
         skipped = pd.concat([p.skipped for p in parts], ignore_index=True)
         skipped = skipped.sort_values(["record", "allele"], kind="stable").reset_index(drop=True)
         first = parts[0]
-
-        def stack(kind: str) -> np.ndarray:
-            return np.concatenate([p.array(kind) for p in parts])[order]
-
-        return cls(units.iloc[order].reset_index(drop=True), first.outputs, first.groups, stack("ref"),
-                   stack("alt"), stack("logit_diff"), skipped, first.settings)
+        arrays = (np.concatenate([p.array(kind) for p in parts])[order] for kind in ("ref", "alt", "logit_diff"))
+        return cls(units.iloc[order].reset_index(drop=True), first.outputs, first.groups, *arrays, skipped,
+                   first.settings)
 
     def to_tsv(self, path) -> None:
         from dnabird.variants.writers import write_tsv

@@ -1,18 +1,12 @@
-"""The REF and ALT input windows of a variant, equal in bp length, read from the genome.
-
-Two rules place them (both keep the anchor at its window index):
-- centred (`centred_windows`): each allele's centre base sits at index length // 2, as Selene
-  (centre = pos − 1 + len(allele) // 2); an indel's ALT window therefore takes
-  length // 2 − len(ALT) // 2 bp of genome before the allele and fills the rest after it, so an insertion
-  trims and a deletion extends both far ends of the window relative to the REF window;
-- anchored (`anchored_windows`): a fixed genomic window (a TSS window, a saturation-mutagenesis region)
-  keeps every base between its anchor and the variant where it is; an indel trims or extends the window
-  at the far end, the end on the variant's side of the anchor.
-Windows that run off a chromosome end are N-padded (`pad_left`/`pad_right`). Each N is a token of its
-own, so a window padded at a contig end or reaching into an assembly gap may tokenize longer than a
-model's fixed length; `n_run_clips` offers it clipped at its N runs, outermost first (`clip_left`/
-`clip_right` count the bp cut from each end). Sequences are upper case, 5'→3' on `strand` (a "-" window
-is the reverse complement of the genome).
+"""The REF and ALT input windows of a variant, equal in bp length, read from the genome, placed by one of two
+rules that keep the anchor at its window index: `centred_windows` (each allele's centre base at index
+length // 2, as Selene: centre = pos − 1 + len(allele) // 2, so an indel's ALT window is trimmed or extended
+at both far ends) or `anchored_windows` (a fixed genomic window, e.g. a TSS window or an ISM region, keeps
+every base between its anchor and the variant in place; an indel trims or extends the far end on the
+variant's side). Windows past a chromosome end are N-padded (`pad_left`/`pad_right`); each N is a token of
+its own, so `n_run_clips` offers a window too long for a model clipped at its N runs, outermost first
+(`clip_left`/`clip_right`: bp cut from each end). Sequences are upper case, 5'→3' on `strand` (a "-"
+window is the reverse complement of the genome).
 """
 
 from __future__ import annotations
@@ -102,13 +96,9 @@ def anchored_windows(genome: Genome, variant: Variant, start: int, end: int, anc
                      strand: str = "+") -> AlleleWindows:
     """Windows over the genomic span [start, end) that contains the variant's REF, keeping the bases
     between `anchor` (a genomic position) and the variant in place; "-" gives the reverse complement."""
-    length, first = end - start, variant.start
-    if first >= anchor:
-        left_ref = left_alt = first - start
-    else:
-        right = end - first - len(variant.ref)
-        left_ref, left_alt = length - right - len(variant.ref), length - right - len(variant.alt)
-    windows = _windows(genome, variant, length, left_ref, left_alt)
+    left_ref = variant.start - start  # an indel moves the ALT window's left end when the anchor is to its right
+    left_alt = left_ref if variant.start >= anchor else left_ref + len(variant.ref) - len(variant.alt)
+    windows = _windows(genome, variant, end - start, left_ref, left_alt)
     return windows.reverse_complement() if strand == "-" else windows
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
@@ -48,14 +50,27 @@ def write_skipped(scores: VariantScores, path: str | os.PathLike) -> None:
         scores.skipped.to_csv(tmp, sep="\t", index=False)
 
 
+@contextmanager
+def hdf5_output(path: str | os.PathLike, settings: dict) -> Iterator[h5py.File]:
+    """An HDF5 file written atomically; `settings` is added last, as a JSON attribute."""
+    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+        yield out
+        out.attrs["settings"] = json.dumps(settings, sort_keys=True)
+
+
+def string_dataset(out: h5py.Group, name: str, values: Sequence[str]) -> None:
+    """`values` as a variable-length string dataset `name` of `out`."""
+    out.create_dataset(name, data=np.array(values, dtype=object), dtype=h5py.string_dtype())
+
+
 def write_hdf5(scores: VariantScores, path: str | os.PathLike) -> None:
     """/ref, /alt, /diff, /abs_diff, /logit_diff [n_windows, n_outputs] float32; /windows/<column> and
     /skipped/<column>, one dataset per table column; /outputs, /groups; settings as a JSON attribute."""
-    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+    with hdf5_output(path, scores.settings) as out:
         for kind in SCORE_KINDS:
             out.create_dataset(kind, data=scores.array(kind).astype(np.float32))
-        out.create_dataset("outputs", data=np.array(scores.outputs, dtype=object), dtype=h5py.string_dtype())
-        out.create_dataset("groups", data=np.array(scores.groups, dtype=object), dtype=h5py.string_dtype())
+        string_dataset(out, "outputs", scores.outputs)
+        string_dataset(out, "groups", scores.groups)
         for name, table in (("windows", scores.units), ("skipped", scores.skipped)):
             group = out.create_group(name)
             for column in table.columns:
@@ -64,9 +79,7 @@ def write_hdf5(scores: VariantScores, path: str | os.PathLike) -> None:
                 elif column in FLAG_COLUMNS:
                     group.create_dataset(column, data=table[column].to_numpy(bool))
                 else:
-                    group.create_dataset(column, data=table[column].astype(str).to_numpy(object),
-                                         dtype=h5py.string_dtype())
-        out.attrs["settings"] = json.dumps(scores.settings, sort_keys=True)
+                    string_dataset(group, column, table[column].astype(str))
 
 
 def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.PathLike) -> None:
@@ -86,14 +99,13 @@ def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.Path
                for i, (name, group) in enumerate(zip(scores.outputs, scores.groups, strict=True))]
     check_vcf_path(Path(vcf))
     path = Path(path)
-    with atomic_output(path) as tmp:
-        with _open_text_output(tmp, bgzip=path.suffix in (".gz", ".bgz")) as out:
-            for record, _, line in vcf_lines(vcf):
-                if line.startswith("#CHROM") and record is None:
-                    out.write("".join(h + "\n" for h in header))
-                elif record in by_record:
-                    line = _annotated(line, by_record[record], scores, kinds)
-                out.write(line + "\n")
+    with atomic_output(path) as tmp, _text_output(tmp, bgzip=path.suffix in (".gz", ".bgz")) as write:
+        for record, _, line in vcf_lines(vcf):
+            if line.startswith("#CHROM") and record is None:
+                write("".join(h + "\n" for h in header))
+            elif record in by_record:
+                line = _annotated(line, by_record[record], scores, kinds)
+            write(line + "\n")
 
 
 def _annotated(line: str, windows: list[tuple[int, str]], scores: VariantScores, kinds: list[str]) -> str:
@@ -113,17 +125,11 @@ def _number(value: float) -> str:
     return "." if np.isnan(value) else f"{value:.6g}"
 
 
-class _open_text_output:
-    """A text file, or a bgzip stream (pysam.BGZFile) when `bgzip`."""
-
-    def __init__(self, path: Path, bgzip: bool):
-        self.handle = pysam.BGZFile(str(path), "wb") if bgzip else open(path, "wb")
-
-    def write(self, text: str) -> None:
-        self.handle.write(text.encode("utf-8", "surrogateescape"))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.handle.close()
+@contextmanager
+def _text_output(path: Path, bgzip: bool) -> Iterator[Callable[[str], None]]:
+    """A function writing text (surrogate-escaped bytes kept) to a file, or a bgzip stream when `bgzip`."""
+    handle = pysam.BGZFile(str(path), "wb") if bgzip else open(path, "wb")
+    try:
+        yield lambda text: handle.write(text.encode("utf-8", "surrogateescape"))
+    finally:
+        handle.close()
