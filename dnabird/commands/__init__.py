@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 from collections.abc import Callable, Iterable
 
 
-def add_command(subparsers, name: str, run: Callable[[argparse.Namespace], int | None], help: str,
+def add_command(subparsers, name: str, run: Callable[[argparse.Namespace], int | None], help: str | None = None,
                 description: str | None = None, **defaults) -> argparse.ArgumentParser:
     """The parser of subcommand `name`, which runs `run(args)` (its exit status; None is 0, and `dnabird.cli.main`
-    turns its dnabird errors into exit status 1); `defaults`: more attributes for `args`."""
+    turns its dnabird errors into exit status 1). Without `help`, `run`'s docstring gives the help (its first
+    line) and the description (the rest); `defaults`: more attributes for `args`."""
+    if help is None:
+        help, _, rest = (inspect.getdoc(run) or "").partition("\n\n")  # no docstrings under python -OO
+        description = description or rest or None
     parser = subparsers.add_parser(name, help=help, description=description)
     parser.set_defaults(func=run, **defaults)
     return parser
+
+
+def add_group(subparsers, name: str, help: str, description: str | None = None):
+    """A command `name` made of subcommands (`dnabird NAME COMMAND ...`): the subparsers to add them to."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    return parser.add_subparsers(title=f"{name} commands", metavar="COMMAND", required=True)
 
 
 def options(args: argparse.Namespace, *names: str) -> dict:

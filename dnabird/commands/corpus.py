@@ -11,6 +11,11 @@ _DEFAULTS = CorpusConfig()
 
 
 def run(args: argparse.Namespace) -> None:
+    """cut a genome FASTA into documents of sentences for pretraining
+
+    Cut each chromosome into 500-1000 bp sentences grouped into documents of 50-100 sentences, one pass per set of
+    random cut points; held-out chromosomes go to a separate split. An interrupted run resumes from its completed
+    parts."""
     config = CorpusConfig(
         min_sentence_bp=args.sentence_bp[0], max_sentence_bp=args.sentence_bp[1],
         min_document_sentences=args.document_sentences[0], max_document_sentences=args.document_sentences[1],
@@ -24,11 +29,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(
-        subparsers, "corpus", run, help="cut a genome FASTA into documents of sentences for pretraining",
-        description="Cut each chromosome into 500-1000 bp sentences grouped into documents of 50-100 "
-                    "sentences, one pass per set of random cut points; held-out chromosomes go to a "
-                    "separate split. An interrupted run resumes from its completed parts.")
+    parser = add_command(subparsers, "corpus", run)
     parser.add_argument("--fasta", required=True, help="reference genome FASTA (plain or bgzip)")
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--passes", type=int, default=_DEFAULTS.passes,

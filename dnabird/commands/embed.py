@@ -9,6 +9,10 @@ from dnabird.errors import ParameterError
 
 
 def run(args: argparse.Namespace) -> None:
+    """per-sequence embeddings of regions or sequences (HDF5)
+
+    Write one vector per genome region (--genome with --regions) or per FASTA record (--sequences): the encoder's
+    final hidden states pooled (--pooling), to an HDF5 file."""
     from dnabird.genome.reference import Genome
     from dnabird.io import check_outputs
     from dnabird.variants import embed
@@ -29,10 +33,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(subparsers, "embed", run, help="per-sequence embeddings of regions or sequences (HDF5)",
-                         description="Write one vector per genome region (--genome with --regions) or "
-                                     "per FASTA record (--sequences): the encoder's final hidden states "
-                                     "pooled (--pooling), to an HDF5 file.")
+    parser = add_command(subparsers, "embed", run)
     parser.add_argument("--model", required=True, help="checkpoint directory")
     parser.add_argument("--genome", help="reference FASTA, with --regions")
     parser.add_argument("--regions", help="BED of regions (strand - reads the reverse complement)")

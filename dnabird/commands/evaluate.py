@@ -9,6 +9,11 @@ from dnabird.commands import add_command, options
 
 
 def run(args: argparse.Namespace) -> None:
+    """held-out MLM/NSP accuracy and bits per base of a model
+
+    Score a pretrained model on held-out shards. Options left out take the values the pretraining run that wrote
+    CHECKPOINT was evaluated with (from its run.json), so the command alone reproduces that run's report.json;
+    without such a record --shards is required and the rest default as shown."""
     from dnabird.pretraining.evaluate import evaluate_checkpoint, format_report
 
     report = evaluate_checkpoint(args.checkpoint, args.shards, num_examples=args.examples, **options(
@@ -17,12 +22,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(
-        subparsers, "evaluate", run, help="held-out MLM/NSP accuracy and bits per base of a model",
-        description="Score a pretrained model on held-out shards. Options left out take the values the "
-                    "pretraining run that wrote CHECKPOINT was evaluated with (from its run.json), so the "
-                    "command alone reproduces that run's report.json; without such a record --shards is "
-                    "required and the rest default as shown.")
+    parser = add_command(subparsers, "evaluate", run)
     parser.add_argument("checkpoint", help="model directory (config.json, model.safetensors, tokenizer .model or "
                                            "tokenizer.json)")
     parser.add_argument("--shards", help="held-out token shards (file or directory)")

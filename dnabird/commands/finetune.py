@@ -15,6 +15,10 @@ from dnabird.tasks import TASKS
 
 
 def run(args: argparse.Namespace) -> None:
+    """fine-tune an encoder on a supervised task (promoter, ...)
+
+    Fine-tune a pretrained (or fresh) encoder on a supervised task; writes the selected model with its task.json,
+    report.json and plots to the output folder."""
     from dnabird.stages.finetune import from_pipeline
     from dnabird.tasks import finetune, load_config
 
@@ -34,10 +38,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(subparsers, "finetune", run, help="fine-tune an encoder on a supervised task (promoter, ...)",
-                         description="Fine-tune a pretrained (or fresh) encoder on a supervised task; "
-                                     "writes the selected model with its task.json, report.json and "
-                                     "plots to the output folder.")
+    parser = add_command(subparsers, "finetune", run)
     parser.add_argument("task", choices=sorted(TASKS), help="the task")
     parser.add_argument("--config", required=True, help="task config YAML, or a pipeline YAML with a TASK section")
     parser.add_argument("--pretrained", help="pretrained checkpoint directory, or 'none' to train from scratch")

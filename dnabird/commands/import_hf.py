@@ -9,6 +9,10 @@ from dnabird.commands import add_command
 
 
 def run(args: argparse.Namespace) -> None:
+    """convert a Hugging Face save_pretrained directory
+
+    Convert a Hugging Face BigBird, Longformer, LED or BigBird-Pegasus directory (written by save_pretrained) into a
+    dnabird checkpoint directory, with its tokenizer and, for a classifier, its task.json."""
     from dnabird.model import from_hf_longformer, save_checkpoint
     from dnabird.model.hf_seq2seq import import_encoder_decoder
     from dnabird.model.hub_import import TaskOptions, import_hub_checkpoint
@@ -30,10 +34,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(subparsers, "import-hf", run, help="convert a Hugging Face save_pretrained directory",
-                         description="Convert a Hugging Face BigBird, Longformer, LED or BigBird-Pegasus "
-                                     "directory (written by save_pretrained) into a dnabird checkpoint "
-                                     "directory, with its tokenizer and, for a classifier, its task.json.")
+    parser = add_command(subparsers, "import-hf", run)
     parser.add_argument("source", help="directory written by transformers' save_pretrained (config.json, "
                                        "model.safetensors or pytorch_model.bin, tokenizer.json)")
     parser.add_argument("output", help="dnabird checkpoint directory to write")

@@ -9,11 +9,12 @@ from dnabird.provenance import versions
 
 
 def run(args: argparse.Namespace) -> None:
+    """show versions and compute devices
+
+    Print the versions of dnabird and its key dependencies, and the compute devices torch sees."""
     for key, value in versions().items():
         print(f"{key:>14}: {value}")
 
 
 def register(subparsers) -> None:
-    add_command(subparsers, "info", run, help="show versions and compute devices",
-                description="Print the versions of dnabird and its key dependencies, and the compute devices "
-                            "torch sees.")
+    add_command(subparsers, "info", run)

@@ -12,6 +12,10 @@ from dnabird.errors import ParameterError
 
 
 def run(args: argparse.Namespace) -> None:
+    """saturation mutagenesis of a region: every SNV, with heat maps
+
+    Score every SNV of a region (at most the window long) in one window centred on it, with a fine-tuned head or
+    zero-shot mlm_llr; writes the position x base effects (ism.h5, ism.tsv) and heat maps."""
     from dnabird.io import check_outputs
     from dnabird.variants import saturation_mutagenesis
     from dnabird.variants.score import scored_outputs
@@ -38,11 +42,7 @@ def plot_name(output: str) -> str:
 
 
 def register(subparsers) -> None:
-    parser = add_command(subparsers, "ism", run, help="saturation mutagenesis of a region: every SNV, with heat maps",
-                         description="Score every SNV of a region (at most the window long) in one "
-                                     "window centred on it, with a fine-tuned head or zero-shot "
-                                     "mlm_llr; writes the position x base effects (ism.h5, ism.tsv) "
-                                     "and heat maps.")
+    parser = add_command(subparsers, "ism", run)
     add_model_options(parser)
     parser.add_argument("--region", required=True, help="CHROM:START-END, 1-based inclusive (e.g. chr1:1001-1100)")
     parser.add_argument("--out", required=True, help="output folder: ism.h5, ism.tsv, ism_<output>.png")

@@ -9,6 +9,10 @@ from dnabird.commands import add_command, add_resume_and_overrides
 
 
 def run(args: argparse.Namespace) -> None:
+    """pretrain an encoder with MLM + NSP on token shards
+
+    Pretrain a BigBird encoder with masked-LM and next-sentence objectives on HDF5 token shards; writes checkpoints,
+    metrics.jsonl and the final model to the config's out_dir. Under torchrun it trains on every process (DDP)."""
     from dnabird.config import read_yaml
     from dnabird.pretraining.recipe import load_config, pretrain
     from dnabird.stages.pretrain import from_pipeline
@@ -19,11 +23,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(subparsers, "pretrain", run, help="pretrain an encoder with MLM + NSP on token shards",
-                         description="Pretrain a BigBird encoder with masked-LM and next-sentence "
-                                     "objectives on HDF5 token shards; writes checkpoints, "
-                                     "metrics.jsonl and the final model to the config's out_dir. "
-                                     "Under torchrun it trains on every process (DDP).")
+    parser = add_command(subparsers, "pretrain", run)
     parser.add_argument("--config", required=True,
                         help="pretraining YAML (keys of PretrainConfig) or a pipeline YAML with a pretrain section")
     add_resume_and_overrides(parser, "train.max_steps=1000 train.lr=2e-4")

@@ -10,6 +10,10 @@ from dnabird.io import write_text_atomic
 
 
 def run(args: argparse.Namespace) -> None:
+    """write the results page of finished runs
+
+    Write one Markdown page with the headline figures of finished `dnabird run` folders, read from their records:
+    runs of one pipeline are grouped, several seeds give mean and range."""
     from dnabird.results import render_results
 
     command = "dnabird report --results " + shlex.join([args.results, *args.runs])
@@ -19,9 +23,6 @@ def run(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(
-        subparsers, "report", run, help="write the results page of finished runs",
-        description="Write one Markdown page with the headline figures of finished `dnabird run` folders, read "
-                    "from their records: runs of one pipeline are grouped, several seeds give mean and range.")
+    parser = add_command(subparsers, "report", run)
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run folders (each with run.json)")
     parser.add_argument("--results", required=True, metavar="FILE", help="the page to write, e.g. docs/results.md")

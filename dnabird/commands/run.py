@@ -14,6 +14,10 @@ from dnabird.pipeline import default_pipeline, load_pipeline, run_pipeline
 
 
 def run(args: argparse.Namespace) -> int:
+    """run the stages of a pipeline YAML (or print its config)
+
+    Run a pipeline's stages in order, skipping those whose config and inputs are unchanged and resuming an
+    interrupted one; outputs, run.json and report.md go to out_dir."""
     if args.pipeline is None and not args.print_config:
         print("dnabird run: give a PIPELINE.yaml (or --print-config for every stage's defaults)", file=sys.stderr)
         return 2
@@ -33,11 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    parser = add_command(subparsers, "run", run, help="run the stages of a pipeline YAML (or print its config)",
-                         description="Run a pipeline's stages in order, skipping those whose config "
-                                     "and inputs are unchanged and resuming an interrupted one; "
-                                     "outputs, run.json and report.md go to out_dir.",
-                         resumes_itself=True)
+    parser = add_command(subparsers, "run", run, resumes_itself=True)
     parser.add_argument("pipeline", nargs="?", help="pipeline YAML, e.g. pipelines/demo.yaml")
     add_overrides(parser, "tokenizer.vocab_size=512 seed=3")
     parser.add_argument("--force", action="append", default=[], metavar="STAGE",

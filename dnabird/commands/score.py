@@ -22,6 +22,10 @@ def output_format(path: str, given: str | None) -> str:
 
 
 def run(args: argparse.Namespace) -> None:
+    """score the variants of a VCF with a model
+
+    Score every ALT allele of a VCF. Under torchrun each rank scores a slice of the records; rank 0 writes the
+    merged output."""
     from dnabird.io import check_outputs, write_json_atomic
     from dnabird.train import distributed
     from dnabird.variants import score_variants
@@ -74,9 +78,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(subparsers, "score", run, help="score the variants of a VCF with a model",
-                         description="Score every ALT allele of a VCF. Under torchrun each rank scores "
-                                     "a slice of the records; rank 0 writes the merged output.")
+    parser = add_command(subparsers, "score", run)
     add_model_options(parser)
     parser.add_argument("--vcf", required=True, help="variants (VCF, plain or bgzip)")
     parser.add_argument("--out", required=True, help="output file; also writes OUT.unscored.tsv and OUT.json")

@@ -9,6 +9,10 @@ from dnabird.data.corpus import SPLITS
 
 
 def run(args: argparse.Namespace) -> None:
+    """tokenize a corpus into HDF5 token shards, one per corpus part
+
+    Encode every sentence of a corpus (written by `dnabird corpus`) with a tokenizer into OUT/SPLIT/PART.h5. Rerun
+    the same command to resume: shards already made from the same part by the same tokenizer are kept."""
     from dnabird.data.shards import SHARD_SUFFIX, build_shards
 
     for split, folder in build_shards(args.corpus, args.tokenizer, args.out, args.splits).items():
@@ -16,11 +20,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(
-        subparsers, "shards", run, help="tokenize a corpus into HDF5 token shards, one per corpus part",
-        description="Encode every sentence of a corpus (written by `dnabird corpus`) with a tokenizer into "
-                    "OUT/SPLIT/PART.h5. Rerun the same command to resume: shards already made from the same "
-                    "part by the same tokenizer are kept.")
+    parser = add_command(subparsers, "shards", run)
     parser.add_argument("corpus", help="corpus directory written by `dnabird corpus`")
     parser.add_argument("--tokenizer", required=True, help="tokenizer: a .model file (`dnabird tokenizer train`), or a "
                         "tokenizer.json with special_tokens_map.json beside it (an imported model's)")

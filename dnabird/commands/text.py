@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from dnabird.commands import add_command, add_resume_and_overrides, options, print_token_ids
+from dnabird.commands import add_command, add_group, add_resume_and_overrides, options, print_token_ids
 
 
 def tokenizer_train(args: argparse.Namespace) -> None:
@@ -66,14 +66,12 @@ TRAINING = {
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("text", help="the NLP track: text tokenizer, MLM, classification, QA, char LM",
-                                   description="The NLP track on the same attention core: a sentencepiece text "
-                                               "tokenizer, masked-LM pretraining, document classification, "
-                                               "question answering and a character-level causal LM.")
-    commands = parser.add_subparsers(title="text commands", metavar="COMMAND", required=True)
+    commands = add_group(subparsers, "text", help="the NLP track: text tokenizer, MLM, classification, QA, char LM",
+                         description="The NLP track on the same attention core: a sentencepiece text tokenizer, "
+                                     "masked-LM pretraining, document classification, question answering and a "
+                                     "character-level causal LM.")
 
-    tokenizer = commands.add_parser("tokenizer", help="train a sentencepiece text tokenizer or encode text")
-    tok = tokenizer.add_subparsers(title="tokenizer commands", metavar="COMMAND", required=True)
+    tok = add_group(commands, "tokenizer", help="train a sentencepiece text tokenizer or encode text")
     trainer = add_command(tok, "train", tokenizer_train, help="train on plain-text or JSONL files")
     trainer.add_argument("files", nargs="+", help="text files or directories (*.txt, *.jsonl)")
     trainer.add_argument("--out", required=True, help="model file to write, e.g. text.model")

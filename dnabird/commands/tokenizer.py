@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dnabird.commands import add_command, options, print_token_ids
+from dnabird.commands import add_command, add_group, options, print_token_ids
 from dnabird.data.tokenizer import TokenizerConfig, load_tokenizer, train_on_corpus
 
 _DEFAULTS = TokenizerConfig()
@@ -29,11 +29,9 @@ def encode(args: argparse.Namespace) -> None:
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("tokenizer", help="train the DNA BPE tokenizer or encode sequences",
-                                   description="Train the DNA byte-pair tokenizer on a corpus's train split "
-                                               "(reporting held-out bp/token), or print the token ids of DNA "
-                                               "sequences.")
-    commands = parser.add_subparsers(title="tokenizer commands", metavar="COMMAND", required=True)
+    commands = add_group(subparsers, "tokenizer", help="train the DNA BPE tokenizer or encode sequences",
+                         description="Train the DNA byte-pair tokenizer on a corpus's train split (reporting "
+                                     "held-out bp/token), or print the token ids of DNA sequences.")
     trainer = add_command(commands, "train", train, help="train on the train split of a corpus directory")
     trainer.add_argument("corpus", help="corpus directory written by `dnabird corpus`")
     trainer.add_argument("--out", required=True, help="model file to write, e.g. dna.model")
