@@ -7,6 +7,7 @@ expected and what was received, so a user can fix the input without reading code
 from __future__ import annotations
 
 import os
+from operator import attrgetter
 
 
 class DnabirdError(Exception):
@@ -19,6 +20,32 @@ class ParameterError(DnabirdError, ValueError):
     def __init__(self, name: str, value: object, expected: str):
         self.name, self.value, self.expected = name, value, expected
         super().__init__(f"{name}={value!r} is invalid: expected {expected}")
+
+
+def reject(invalid: bool, name: str, value: object, expected: str) -> None:
+    """Raise `ParameterError(name, value, expected)` when `invalid`."""
+    if invalid:
+        raise ParameterError(name, value, expected)
+
+
+def check_int(name: str, value: object, minimum: int = 1, expected: str = "") -> None:
+    """Raise unless `value` is an integer (not a bool) ≥ `minimum`; `expected` words the error if given."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ParameterError(name, value, expected or ("a positive integer" if minimum == 1 else
+                                                       f"an integer ≥ {minimum}"))
+
+
+def check_positive_ints(settings: object, names: tuple[str, ...]) -> None:
+    """`check_int` on each of the attributes `names` of `settings`."""
+    for name in names:
+        check_int(name, getattr(settings, name))
+
+
+def require_paths(config: object, names, expected: str = "a path",
+                  where: str = "set it in the YAML or as an override") -> None:
+    """`ParameterError` naming the first of `names` (dotted attributes of `config`) that is null."""
+    for name in names:
+        reject(attrgetter(name)(config) is None, name, None, f"{expected} ({where})")
 
 
 class ConfigError(DnabirdError, ValueError):

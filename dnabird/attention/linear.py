@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dnabird.attention.patterns import BlockLayout, Pattern, _check_int
-from dnabird.errors import ParameterError
+from dnabird.attention.patterns import BlockLayout, Pattern
+from dnabird.errors import ParameterError, check_int
 
 CAUSAL_CHUNK = 64
 FEATURE_SALT = 0x5EA7  # the random features' stream (`seeded_generator`)
@@ -94,9 +94,9 @@ class Performer(LinearKernel):
     type_name = "performer"
 
     def __post_init__(self):
-        _check_int("num_heads", self.num_heads)
-        _check_int("num_features", self.num_features)
-        _check_int("redraw", self.redraw, 0, "an integer ≥ 0 (training steps per draw; 0: never)")
+        check_int("num_heads", self.num_heads)
+        check_int("num_features", self.num_features)
+        check_int("redraw", self.redraw, 0, "an integer ≥ 0 (training steps per draw; 0: never)")
         if not isinstance(self.orthogonal, bool):
             raise ParameterError("orthogonal", self.orthogonal, "true or false")
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) or self.epsilon < 0:
@@ -138,7 +138,7 @@ class ReluLinear(LinearKernel):
     type_name = "relu_linear"
 
     def __post_init__(self):
-        _check_int("num_heads", self.num_heads)
+        check_int("num_heads", self.num_heads)
         _check_positive_float("epsilon", self.epsilon)
 
     def features(self, q, k, scale, seed, key_padding_mask=None):

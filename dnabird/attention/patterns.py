@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from dnabird.attention.random_blocks import RANDOM_MODES, draw_random_blocks, validate_random_blocks
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, check_int
 
 
 @dataclass(frozen=True)
@@ -56,21 +56,14 @@ class BlockLayout:
         return mask
 
 
-def _check_int(name: str, value: object, minimum: int = 1, expected: str = "") -> None:
-    """Raise unless `value` is an integer (not a bool) ≥ `minimum`; `expected` words the error if given."""
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        expected = expected or ("a positive integer" if minimum == 1 else f"an integer ≥ {minimum}")
-        raise ParameterError(name, value, expected)
-
-
 def _check_bigbird(pattern: BigBirdITC | BigBirdETC) -> None:
     """The checks both BigBird patterns share: heads, block size, an odd window, random blocks ≥ 0."""
     for name in ("num_heads", "block_size", "window_blocks"):
-        _check_int(name, getattr(pattern, name))
+        check_int(name, getattr(pattern, name))
     if pattern.window_blocks % 2 == 0:
         raise ParameterError("window_blocks", pattern.window_blocks,
                              "an odd number of blocks (the block and equal neighbours)")
-    _check_int("num_random_blocks", pattern.num_random_blocks, 0)
+    check_int("num_random_blocks", pattern.num_random_blocks, 0)
 
 
 class Pattern:
@@ -137,7 +130,7 @@ class Pattern:
     def dense_mask(self, length: int, seed: int = 0, *, causal: bool = False,
                    random_blocks: torch.Tensor | None = None) -> torch.Tensor:
         """bool [H, length, length]: which keys each query may attend to (derived from the layout)."""
-        _check_int("length", length)
+        check_int("length", length)
         if causal and not self.supports_causal():
             raise ParameterError("causal", causal, f"False for {type(self).__name__} (it has no causal form)")
         num_blocks = math.ceil(length / self.block_size)
@@ -161,7 +154,7 @@ class Full(Pattern):
     block_size = 1
 
     def __post_init__(self):
-        _check_int("num_heads", self.num_heads)
+        check_int("num_heads", self.num_heads)
 
     def supports_causal(self) -> bool:
         return True
@@ -219,7 +212,7 @@ class BigBirdITC(Pattern):
             raise ParameterError("random_mode", self.random_mode, f"one of {sorted(RANDOM_MODES)}")
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
-        _check_int("num_blocks", num_blocks)
+        check_int("num_blocks", num_blocks)
         global_rows = torch.zeros(num_blocks, dtype=torch.bool)
         global_rows[[0, -1]] = True
         if num_blocks <= 5:
@@ -242,13 +235,13 @@ class BigBirdETC(Pattern):
 
     def __post_init__(self):
         _check_bigbird(self)
-        _check_int("num_global_tokens", self.num_global_tokens)
+        check_int("num_global_tokens", self.num_global_tokens)
         if self.num_global_tokens % self.block_size:
             raise ParameterError("num_global_tokens", self.num_global_tokens,
                                  f"a multiple of block_size={self.block_size}")
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
-        _check_int("num_blocks", num_blocks)
+        check_int("num_blocks", num_blocks)
         num_global = self.num_global_tokens // self.block_size
         global_rows = torch.zeros(num_blocks, dtype=torch.bool)
         global_rows[:num_global] = True
@@ -277,13 +270,13 @@ class Longformer(Pattern):
             object.__setattr__(self, "dilation", tuple(self.dilation))
         object.__setattr__(self, "global_positions", tuple(sorted(set(self.global_positions))))
         for name in ("num_heads", "block_size", "window"):
-            _check_int(name, getattr(self, name))
+            check_int(name, getattr(self, name))
         if self.window % 2:
             raise ParameterError("window", self.window, "an even total window (window/2 keys on each side)")
         if isinstance(self.dilation, tuple) and len(self.dilation) != self.num_heads:
             raise ParameterError("dilation", self.dilation, f"one int or one value per head ({self.num_heads})")
         for d in self.dilation if isinstance(self.dilation, tuple) else (self.dilation,):
-            _check_int("dilation", d)
+            check_int("dilation", d)
         if any(not isinstance(p, int) or p < 0 for p in self.global_positions):
             raise ParameterError("global_positions", self.global_positions, "non-negative token positions")
 
@@ -298,7 +291,7 @@ class Longformer(Pattern):
         return torch.tensor(d, dtype=torch.long)
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
-        _check_int("num_blocks", num_blocks)
+        check_int("num_blocks", num_blocks)
         if random_blocks is not None:
             raise ParameterError("random_blocks", "tensor", "None for Longformer (it has no random blocks)")
         b = self.block_size

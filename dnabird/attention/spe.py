@@ -37,8 +37,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from dnabird.attention.linear import seeded_generator
-from dnabird.attention.patterns import _check_int
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, check_int
 
 SPE_KINDS = ("sine", "conv")
 NOISE_CHUNK = 128  # convSPE noise: positions per generator
@@ -52,10 +51,10 @@ class _SPE(nn.Module):
     def __init__(self, num_heads: int, head_size: int, realizations: int, gated: bool, **sizes: int):
         """`sizes`: the kind's own positive settings (num_sines, kernel_size), kept as attributes."""
         super().__init__()
-        _check_int("num_heads", num_heads)
-        _check_int("head_size", head_size)
+        check_int("num_heads", num_heads)
+        check_int("head_size", head_size)
         for name, value in (("realizations", realizations), *sizes.items()):
-            _check_int(f"spe.{name}", value)
+            check_int(f"spe.{name}", value)
         self.num_heads, self.head_size, self.realizations = num_heads, head_size, realizations
         for name, value in sizes.items():
             setattr(self, name, value)
@@ -282,7 +281,7 @@ class SPESpec:
             if not isinstance(getattr(self, name), bool):
                 raise ParameterError(f"spe.{name}", getattr(self, name), "true or false")
         for name in ("realizations", "num_sines", "kernel_size"):
-            _check_int(f"spe.{name}", getattr(self, name))
+            check_int(f"spe.{name}", getattr(self, name))
 
     @classmethod
     def from_dict(cls, spec: dict) -> SPESpec:

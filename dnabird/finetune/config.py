@@ -5,23 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dnabird.config import RecipeConfig
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 from dnabird.finetune.metrics import BINARY_METRICS, LOWER_IS_BETTER
 from dnabird.train import TrainConfig
 
 FROM_SCRATCH = "none"
-
-
-def reject(invalid: bool, name: str, value: object, expected: str) -> None:
-    """Raise `ParameterError(name, value, expected)` when `invalid`."""
-    if invalid:
-        raise ParameterError(name, value, expected)
-
-
-def require_paths(data: object, names: tuple[str, ...], expected: str) -> None:
-    """Raise `ParameterError` naming the first of the `data.<name>` paths that is null."""
-    for name in names:
-        reject(getattr(data, name) is None, f"data.{name}", None, expected)
 
 
 @dataclass

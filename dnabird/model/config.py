@@ -12,7 +12,7 @@ import yaml
 
 from dnabird.attention.linear import LinearKernel
 from dnabird.config import build_config
-from dnabird.errors import ConfigError, ParameterError
+from dnabird.errors import ConfigError, ParameterError, check_positive_ints
 from dnabird.io import write_text_atomic
 
 ACTIVATIONS = ("gelu", "gelu_new")
@@ -26,14 +26,6 @@ CENTRE_POOLINGS = ("centre", "centre_max")  # the poolings that read `pool_token
 # the [CLS] state itself, and the mean over the real tokens without [CLS] and [SEP]
 STATE_POOLINGS = ("cls_state", "mean_sequence")
 POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
-
-
-def check_positive_ints(settings, names: tuple[str, ...]) -> None:
-    """`ParameterError` naming the first of the attributes `names` of `settings` that is not a positive integer."""
-    for name in names:
-        value = getattr(settings, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ParameterError(name, value, "a positive integer")
 
 
 @dataclass

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from dnabird.model.config import check_positive_ints
+from dnabird.errors import check_positive_ints
 
 EXCLUDED = -1.0e9  # the score of a continuation that may not be chosen (as Hugging Face's)
 

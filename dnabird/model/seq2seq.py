@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dnabird.config import build_config
-from dnabird.errors import CheckpointError, ConfigError, ParameterError
+from dnabird.errors import CheckpointError, ConfigError, ParameterError, check_positive_ints
 from dnabird.io import write_text_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.checkpoint import (
@@ -29,7 +29,7 @@ from dnabird.model.checkpoint import (
     read_tensors,
     require_file,
 )
-from dnabird.model.config import EncoderConfig, check_positive_ints
+from dnabird.model.config import EncoderConfig
 from dnabird.model.decoder import Decoder, DecoderCache
 from dnabird.model.encoder import Encoder, initialised
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dnabird.config import RecipeConfig
 from dnabird.data.pretraining import PretrainingExamples, collate
-from dnabird.errors import DnabirdError, ParameterError
+from dnabird.errors import DnabirdError, ParameterError, require_paths
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
 from dnabird.pretraining.evaluate import BASELINES, EVAL_SETTINGS, format_report, heldout_report
@@ -76,9 +76,7 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
     from dnabird.data.tokenizer import load_tokenizer
     from dnabird.model.heads import PretrainingModel
 
-    for name in ("tokenizer", "train_shards"):
-        if getattr(config, name) is None:
-            raise ParameterError(name, None, "a path (set it in the YAML or as an override)")
+    require_paths(config, ("tokenizer", "train_shards"))
     tokenizer = load_tokenizer(config.tokenizer)
     model_config = recipe_encoder_config(config, tokenizer.vocab_size)
     report = {}

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.errors import ConfigError, DnabirdError, InputFormatError, ParameterError
+from dnabird.errors import ConfigError, DnabirdError, InputFormatError, ParameterError, reject, require_paths
 from dnabird.finetune.baselines import kmer_counts
-from dnabird.finetune.config import FinetuneConfig, reject, require_paths
+from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
 from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
@@ -328,7 +328,7 @@ def build_windows(config: ChromatinConfig, table: FeatureTable, tokenizer, block
     from dnabird.genome.reference import Genome
 
     data = config.data
-    require_paths(data, ("genome", "bins"), "a path (the windows route needs it)")
+    require_paths(config, ("data.genome", "data.bins"), where="the windows route needs it")
     mats = {split: getattr(data, key) for split, key in MAT_SPLITS.items()}
     cache_path = out_dir / "windows_cache.h5"
     key = _cache_key(data, tokenizer, block_size, [data.genome, data.bins, *mats.values()])
@@ -393,7 +393,7 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
     """The chromatin `TaskData` (module docstring); writes `feature_table.tsv` and `data_summary.json`."""
     data, out_dir = config.data, Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    require_paths(data, ("features", *MAT_SPLITS.values()), "a path (set it in the config or as an override)")
+    require_paths(config, [f"data.{name}" for name in ("features", *MAT_SPLITS.values())])
     table = load_table(data.features)
     table.write(out_dir / "feature_table.tsv")
     apart, regions = long_range_features(data.long_range_truth, table)

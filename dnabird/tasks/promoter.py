@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.errors import DnabirdError, ParameterError
+from dnabird.errors import DnabirdError, ParameterError, reject, require_paths
 from dnabird.finetune.baselines import kmer_counts
-from dnabird.finetune.config import FinetuneConfig, reject, require_paths
+from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
@@ -281,7 +281,7 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
     """The promoter `TaskData`; writes `tss_lifted.bed`, `liftover_dropped.tsv` and `windows.tsv` into
     `out_dir`."""
     data, out_dir = config.data, Path(out_dir)
-    require_paths(data, ("genome", "promoters", "chain"), "a path (set it in the config or as an override)")
+    require_paths(config, ("data.genome", "data.promoters", "data.chain"))
     out_dir.mkdir(parents=True, exist_ok=True)
     sites = read_tss(data.promoters, require_thick=True)
     lifted = lift_sites(sites, data.chain, min_ok_fraction=data.min_lifted_fraction)

@@ -19,11 +19,10 @@ import numpy as np
 
 from dnabird.data.labelled_text import read_labelled
 from dnabird.data.text_tokenizer import TextTokenizer
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, require_paths
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, TokenExamples
 from dnabird.model.task_spec import TaskSpec
-from dnabird.text.training import require_paths
 from dnabird.train import TrainConfig
 
 TASK = "text_classification"

@@ -30,13 +30,13 @@ from dnabird.config import RecipeConfig
 from dnabird.data.pretraining import mask_tokens
 from dnabird.data.text import read_documents
 from dnabird.data.text_tokenizer import TextTokenizer
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, require_paths
 from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.config import merge_settings, recipe_encoder_config
 from dnabird.pretraining.evaluate import unigram_log_probs
-from dnabird.text.training import device_batches, require_paths, resumable
+from dnabird.text.training import device_batches, resumable
 from dnabird.train import TrainConfig
 from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run

@@ -24,12 +24,12 @@ import torch.nn.functional as F
 from dnabird.config import RecipeConfig
 from dnabird.data.squad import QAExample
 from dnabird.data.text_tokenizer import TextTokenizer
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, require_paths
 from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
 from dnabird.text.qa_metrics import NORMALIZERS, evaluate
-from dnabird.text.training import device_batches, require_paths
+from dnabird.text.training import device_batches
 from dnabird.train import LossOutput, TrainConfig
 from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run

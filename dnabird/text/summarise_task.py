@@ -23,7 +23,7 @@ import torch
 
 from dnabird.config import RecipeConfig
 from dnabird.data.text import read_jsonl
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, require_paths
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.evaluate import Selection
@@ -32,7 +32,6 @@ from dnabird.labels import IGNORE_INDEX
 from dnabird.model.generation import GenerationSettings
 from dnabird.text.rouge import ROUGE_TYPES, lead, rouge_report
 from dnabird.text.summarisation import Summariser, encode_documents, pad_batch, template
-from dnabird.text.training import require_paths
 from dnabird.train import LossOutput, TrainConfig
 from dnabird.train.recipe import recipe_run
 

@@ -1,23 +1,14 @@
-"""What the text recipes share around the one recipe shell (`dnabird.train.recipe`): required paths, batched
-evaluation, and whether a run folder holds a checkpoint to resume from."""
+"""What the text recipes share around the one recipe shell (`dnabird.train.recipe`): batched evaluation, and
+whether a run folder holds a checkpoint to resume from."""
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterator
 from pathlib import Path
 
-from dnabird.errors import ParameterError
 from dnabird.progress import progress_bar
 from dnabird.train import TrainConfig
 from dnabird.train.data import stack_examples
-
-
-def require_paths(config, names, expected: str = "a path") -> None:
-    """`ParameterError` naming the first of `names` (dotted attributes of `config`) that is null."""
-    for name in names:
-        if operator.attrgetter(name)(config) is None:
-            raise ParameterError(name, None, f"{expected} (set it in the YAML or as an override)")
 
 
 def device_batches(examples, count: int, batch_size: int, device, desc: str) -> Iterator[tuple[range, dict]]:
