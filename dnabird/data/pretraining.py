@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from dnabird.data.epochs import EpochOrder
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.labels import IGNORE_INDEX
 
@@ -25,7 +26,7 @@ NSP_IS_NEXT, NSP_IS_RANDOM = 0, 1
 _MAX_PARTNER_DRAWS = 100
 
 
-class PretrainingExamples(torch.utils.data.Dataset):
+class PretrainingExamples(EpochOrder):
     """Endless, index-addressed stream of masked sentence-pair examples.
 
     tokenizer: the tokenizer of the documents' ids (its vocabulary size and special ids; any object with
@@ -57,22 +58,15 @@ class PretrainingExamples(torch.utils.data.Dataset):
         self.documents = documents
         self.max_length, self.block_size = max_length, block_size
         self.mask_rate, self.random_next_rate, self.seed = mask_rate, random_next_rate, seed
-        self._order_cache: tuple[int, np.ndarray] | None = None
 
     def __len__(self) -> int:
         """Examples per epoch (one per document as the source of A)."""
         return len(self.documents)
 
-    def _order(self, epoch: int) -> np.ndarray:
-        """The epoch's document order (a seeded permutation, cached for the current epoch)."""
-        if self._order_cache is None or self._order_cache[0] != epoch:
-            self._order_cache = (epoch, np.random.default_rng((self.seed, epoch)).permutation(len(self)))
-        return self._order_cache[1]
-
     def __getitem__(self, global_index: int) -> dict[str, np.ndarray]:
         epoch, index = divmod(int(global_index), len(self))
         rng = np.random.default_rng((self.seed, epoch, index, 1))
-        pair = self.sentence_pair(int(self._order(epoch)[index]), rng)
+        pair = self.sentence_pair(int(self.order(epoch)[index]), rng)
         return self.assemble(*pair, rng)
 
     def sentence_pair(self, doc_index: int, rng: np.random.Generator):

@@ -9,34 +9,22 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from dnabird.data.epochs import EpochOrder
 from dnabird.errors import ParameterError
 from dnabird.model.task_spec import TaskSpec
 
 
-class EpochExamples(torch.utils.data.Dataset):
+class EpochExamples(EpochOrder):
     """An endless stream over `len(self)` = N example slots (`labels[i]`: slot i's label): global index g is the
     slot at position g % N of epoch g // N's order. `example(index, epoch)` may draw random numbers only from
     (seed, epoch, index), so any example can be rebuilt anywhere (DataLoader workers, DDP ranks, a resume)."""
 
     def __init__(self, labels: np.ndarray, *, seed: int = 0, shuffle: bool = False):
         self.labels, self.seed, self.shuffle = np.asarray(labels), seed, shuffle
-        self._order_cache: tuple[int, np.ndarray] | None = None
 
     def __len__(self) -> int:
         """Examples per epoch."""
         return len(self.labels)
-
-    def order(self, epoch: int) -> np.ndarray:
-        """The slots in the order epoch `epoch` visits them."""
-        if not self.shuffle:
-            return np.arange(len(self))
-        if self._order_cache is None or self._order_cache[0] != epoch:
-            self._order_cache = (epoch, self.permutation(epoch))
-        return self._order_cache[1]
-
-    def permutation(self, epoch: int) -> np.ndarray:
-        """Epoch `epoch`'s shuffled order, drawn from (seed, epoch)."""
-        return np.random.default_rng((self.seed, epoch)).permutation(len(self))
 
     def __getitem__(self, global_index: int) -> dict[str, np.ndarray]:
         epoch, position = divmod(int(global_index), len(self))

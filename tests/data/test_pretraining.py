@@ -122,7 +122,7 @@ def test_nsp_is_balanced_and_pairs_are_true_continuations_or_non_overlapping():
     for g in range(1000):
         epoch, index = divmod(g, len(data))
         rng = np.random.default_rng((99, g))
-        a, b, label = data.sentence_pair(int(data._order(epoch)[index]), rng)
+        a, b, label = data.sentence_pair(int(data.order(epoch)[index]), rng)
         labels.append(label)
         (doc_a, first_a), (_, last_a) = where[id(a[0])], where[id(a[-1])]
         doc_b, first_b = where[id(b[0])]
