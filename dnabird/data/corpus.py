@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.errors import ConfigError, InputFormatError, ParameterError
+from dnabird.errors import ConfigError, InputFormatError, ParameterError, reject
 from dnabird.genome.reference import Genome, contig_alias
 from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.progress import progress_bar
@@ -84,22 +84,18 @@ class CorpusConfig:
 
     def __post_init__(self):
         for name in ("passes", "min_sentence_bp", "min_document_sentences"):
-            if int(getattr(self, name)) < 1:
-                raise ParameterError(name, getattr(self, name), "an integer >= 1")
+            reject(int(getattr(self, name)) < 1, name, getattr(self, name), "an integer >= 1")
         for bounded in ("sentence_bp", "document_sentences"):
             low, high = getattr(self, f"min_{bounded}"), getattr(self, f"max_{bounded}")
-            if high < low:
-                raise ParameterError(f"max_{bounded}", high, f">= min_{bounded} ({low})")
+            reject(high < low, f"max_{bounded}", high, f">= min_{bounded} ({low})")
         if self.seed < 0 or self.max_offset_bp < 0:
             raise ParameterError("seed/max_offset_bp", (self.seed, self.max_offset_bp), "integers >= 0")
-        if not 0.0 <= self.max_n_fraction <= 1.0:
-            raise ParameterError("max_n_fraction", self.max_n_fraction, "a fraction in [0, 1]")
+        reject(not 0.0 <= self.max_n_fraction <= 1.0, "max_n_fraction", self.max_n_fraction, "a fraction in [0, 1]")
         if self.contigs is not None:
             if isinstance(self.contigs, str) or not self.contigs:
                 raise ParameterError("contigs", self.contigs, "a non-empty list of contig names, or None")
             object.__setattr__(self, "contigs", tuple(self.contigs))
-        if isinstance(self.held_out, str):
-            raise ParameterError("held_out", self.held_out, "a list of contig names")
+        reject(isinstance(self.held_out, str), "held_out", self.held_out, "a list of contig names")
         object.__setattr__(self, "held_out", tuple(self.held_out))
 
     def to_dict(self) -> dict:
@@ -184,8 +180,7 @@ def part_stem(pass_index: int, chrom: str) -> str:
 
 def corpus_parts(corpus_dir: str | Path, split: str) -> list[Path]:
     """The part files of one split, sorted by name."""
-    if split not in SPLITS:
-        raise ParameterError("split", split, f"one of {SPLITS}")
+    reject(split not in SPLITS, "split", split, f"one of {SPLITS}")
     directory = Path(corpus_dir) / split
     if not directory.is_dir():
         raise InputFormatError(f"no {split!r} split in this corpus directory", path=corpus_dir)

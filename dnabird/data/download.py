@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 from dnabird import __version__
-from dnabird.errors import DownloadError, ParameterError
+from dnabird.errors import DownloadError, reject
 from dnabird.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -69,8 +69,7 @@ def download(urls: tuple[str, ...], part: str | Path, *, retries: int = 3, retry
     that ignores Range (200 instead of 206) restarts it from byte 0. Each URL gets `retries`
     attempts on network errors, dropped connections and 5xx answers; a 4xx moves to the next URL.
     """
-    if not isinstance(retries, int) or retries < 1:
-        raise ParameterError("retries", retries, "a positive integer")
+    reject(not isinstance(retries, int) or retries < 1, "retries", retries, "a positive integer")
     part = Path(part)
     failures = []
     for url in urls:

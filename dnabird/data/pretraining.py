@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from dnabird.data.epochs import EpochOrder
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.labels import IGNORE_INDEX
 
 NSP_IS_NEXT, NSP_IS_RANDOM = 0, 1
@@ -42,19 +42,15 @@ class PretrainingExamples(EpochOrder):
                  mask_rate: float = 0.15, random_next_rate: float = 0.5, seed: int = 0):
         if max_length % block_size or max_length < 8:
             raise ParameterError("max_length", max_length, f"a multiple of block_size={block_size}, >= 8")
-        if not 0.0 < mask_rate < 1.0:
-            raise ParameterError("mask_rate", mask_rate, "a fraction in (0, 1)")
-        if not 0.0 <= random_next_rate <= 1.0:
-            raise ParameterError("random_next_rate", random_next_rate, "a fraction in [0, 1]")
+        reject(not 0.0 < mask_rate < 1.0, "mask_rate", mask_rate, "a fraction in (0, 1)")
+        reject(not 0.0 <= random_next_rate <= 1.0, "random_next_rate", random_next_rate, "a fraction in [0, 1]")
         self.vocab_size = tokenizer.vocab_size
         self.special_ids = np.array(sorted(tokenizer.special_ids), dtype=np.int64)
-        if self.vocab_size <= len(self.special_ids):
-            raise ParameterError("tokenizer.vocab_size", self.vocab_size, f"an integer > {len(self.special_ids)} "
-                                 "(the special ids)")
+        reject(self.vocab_size <= len(self.special_ids), "tokenizer.vocab_size", self.vocab_size,
+               f"an integer > {len(self.special_ids)} (the special ids)")
         self.pad_id, self.cls_id, self.sep_id, self.mask_id = (tokenizer.pad_id, tokenizer.cls_id, tokenizer.sep_id,
                                                                tokenizer.mask_id)
-        if len(documents) < 2:
-            raise ParameterError("documents", f"{len(documents)} document(s)", "at least 2 (for random B)")
+        reject(len(documents) < 2, "documents", f"{len(documents)} document(s)", "at least 2 (for random B)")
         self.documents = documents
         self.max_length, self.block_size = max_length, block_size
         self.mask_rate, self.random_next_rate, self.seed = mask_rate, random_next_rate, seed

@@ -27,7 +27,7 @@ import numpy as np
 from dnabird.data.text import read_documents
 from dnabird.data.tokenizer import reservoir_sample
 from dnabird.data.tokenizer_base import SPECIAL_NAMES, SPECIAL_TOKENS, SentencePieceTokenizer
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, reject
 
 # piece names tried for each special id of an imported model, in order (dnabird/BERT/ALBERT, then RoBERTa/T5)
 SPECIAL_PIECES = {
@@ -66,14 +66,11 @@ class TextTokenizerConfig:
     text_field: str = "text"
 
     def __post_init__(self):
-        if self.model_type not in MODEL_TYPES:
-            raise ParameterError("model_type", self.model_type, f"one of {MODEL_TYPES}")
+        reject(self.model_type not in MODEL_TYPES, "model_type", self.model_type, f"one of {MODEL_TYPES}")
         minimum = len(SPECIAL_TOKENS) + (256 if self.byte_fallback else 0)
-        if self.vocab_size <= minimum:
-            raise ParameterError("vocab_size", self.vocab_size,
-                                 f"an integer > {minimum} (5 specials{' + 256 byte pieces' * self.byte_fallback})")
-        if self.sample_lines < 1:
-            raise ParameterError("sample_lines", self.sample_lines, "an integer >= 1")
+        reject(self.vocab_size <= minimum, "vocab_size", self.vocab_size,
+               f"an integer > {minimum} (5 specials{' + 256 byte pieces' * self.byte_fallback})")
+        reject(self.sample_lines < 1, "sample_lines", self.sample_lines, "an integer >= 1")
 
 
 class TextTokenizer(SentencePieceTokenizer):
@@ -82,8 +79,7 @@ class TextTokenizer(SentencePieceTokenizer):
 
     def check_specials(self, path, special_pieces: dict[str, str] | None = None) -> None:
         given = dict(special_pieces or {})
-        if set(given) - set(SPECIAL_NAMES):
-            raise ParameterError("special_pieces", given, f"keys among {SPECIAL_NAMES}")
+        reject(bool(set(given) - set(SPECIAL_NAMES)), "special_pieces", given, f"keys among {SPECIAL_NAMES}")
         found, missing = {}, []
         for name in SPECIAL_NAMES:
             candidates = (given[name],) if name in given else SPECIAL_PIECES[name]
@@ -114,8 +110,7 @@ class TextTokenizer(SentencePieceTokenizer):
         TextTokenizerConfig(vocab_size=vocab_size, model_type=model_type, byte_fallback=byte_fallback,
                             sample_lines=sample_size)  # validates the settings
         sample = reservoir_sample((line for line in lines if line.strip()), sample_size, seed)
-        if not sample:
-            raise ParameterError("lines", "an empty stream", "at least one non-blank training line")
+        reject(not sample, "lines", "an empty stream", "at least one non-blank training line")
         return cls.train_model(sample, path, unit="line", vocab_size=vocab_size, num_threads=num_threads,
                                model_type=model_type, byte_fallback=byte_fallback, hard_vocab_limit=False)
 
@@ -157,8 +152,7 @@ def train_on_files(paths, out: str | os.PathLike, config: TextTokenizerConfig | 
     `dnabird.data.text`; None: `config.files`)."""
     config = config or TextTokenizerConfig()
     paths = config.files if paths is None else paths
-    if paths is None:
-        raise ParameterError("files", None, "text files or directories to train on")
+    reject(paths is None, "files", None, "text files or directories to train on")
     lines = (line for document in read_documents(paths, text_field=config.text_field)
              for line in document.split("\n"))
     return TextTokenizer.train(lines, out, vocab_size=config.vocab_size, model_type=config.model_type,

@@ -22,7 +22,7 @@ import numpy as np
 
 from dnabird.data.corpus import iter_documents
 from dnabird.data.tokenizer_base import SPECIAL_TOKENS, DnaTokenizer, SentencePieceTokenizer, check_sequence
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.progress import progress_bar
 
 ALPHABET = "ACGTN"
@@ -72,12 +72,9 @@ class TokenizerConfig:
     def __post_init__(self):
         if self.vocab_size <= len(SPECIAL_TOKENS) + len(ALPHABET):
             raise ParameterError("vocab_size", self.vocab_size, f"an integer > {len(SPECIAL_TOKENS) + len(ALPHABET)}")
-        if self.max_piece_length < 1:
-            raise ParameterError("max_piece_length", self.max_piece_length, "an integer >= 1")
-        if self.sample_sentences < 1:
-            raise ParameterError("sample_size", self.sample_sentences, "an integer >= 1")
-        if self.heldout_sentences < 0:
-            raise ParameterError("heldout_sentences", self.heldout_sentences, "an integer >= 0")
+        reject(self.max_piece_length < 1, "max_piece_length", self.max_piece_length, "an integer >= 1")
+        reject(self.sample_sentences < 1, "sample_size", self.sample_sentences, "an integer >= 1")
+        reject(self.heldout_sentences < 0, "heldout_sentences", self.heldout_sentences, "an integer >= 0")
 
 
 class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
@@ -106,8 +103,7 @@ class Tokenizer(DnaTokenizer, SentencePieceTokenizer):
         sample = [sentence.upper() for sentence in reservoir_sample(sentences, sample_size, seed)]
         for index, sentence in enumerate(sample):
             check_sequence(sentence, f"training sentence {index}", ALPHABET)
-        if not sample:
-            raise ParameterError("sentences", "an empty stream", "at least one training sentence")
+        reject(not sample, "sentences", "an empty stream", "at least one training sentence")
         return cls.train_model(sample, path, unit="sentence", vocab_size=vocab_size, num_threads=num_threads,
                                extra=("N" * max_piece_length,), model_type="bpe",
                                max_sentencepiece_length=max_piece_length, add_dummy_prefix=False,

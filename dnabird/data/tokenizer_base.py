@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.io import atomic_output
 
 # the fixed layout of every tokenizer dnabird trains: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4
@@ -98,8 +98,7 @@ class TokenizerBase(abc.ABC):
     @property
     def files(self) -> tuple[Path, ...]:
         """The files that define the tokenizer (copied into every checkpoint made with it)."""
-        if self.path is None:
-            raise ParameterError("tokenizer", f"an unsaved {type(self).__name__}", "one saved to a file (.save)")
+        reject(self.path is None, "tokenizer", f"an unsaved {type(self).__name__}", "one saved to a file (.save)")
         return (self.path,)
 
     def encode_batch(self, texts: Sequence[str], *, block_size: int = 64, length: int | None = None,
@@ -117,8 +116,7 @@ class TokenizerBase(abc.ABC):
         row is rounded up. A longer row is an error unless `truncate`, which keeps its first tokens (and the
         final [SEP]).
         """
-        if block_size < 1:
-            raise ParameterError("block_size", block_size, "an integer >= 1")
+        reject(block_size < 1, "block_size", block_size, "an integer >= 1")
         if length is not None and (length < 1 or length % block_size):
             raise ParameterError("length", length, f"a positive multiple of block_size={block_size}")
         if truncate and length is not None:
@@ -285,6 +283,5 @@ class DnaTokenizer(TokenizerBase):
         for sentence in sentences:
             bases += len(sentence)
             tokens += len(self.encode(sentence))
-        if tokens == 0:
-            raise ParameterError("sentences", "an empty stream", "at least one non-empty sentence")
+        reject(tokens == 0, "sentences", "an empty stream", "at least one non-empty sentence")
         return bases / tokens

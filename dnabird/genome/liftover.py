@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pyliftover import LiftOver
 
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, reject
 from dnabird.genome.reference import contig_alias
 
 STATUSES = ("ok", "unmapped", "absent_chromosome", "multiple_targets", "other_chromosome", "strand_flip")
@@ -74,10 +74,8 @@ class Liftover:
 
     def convert(self, chrom: str, pos: int, strand: str = "+") -> LiftResult:
         """Lift the 0-based position `pos` on `strand` of `chrom` and classify the outcome."""
-        if strand not in ("+", "-"):
-            raise ParameterError("strand", strand, "'+' or '-'")
-        if pos < 0:
-            raise ParameterError("pos", pos, "a 0-based position >= 0")
+        reject(strand not in ("+", "-"), "strand", strand, "'+' or '-'")
+        reject(pos < 0, "pos", pos, "a 0-based position >= 0")
         hits = self._liftover.convert_coordinate(chrom, int(pos), strand)
         if hits is None:
             alias = contig_alias(chrom)

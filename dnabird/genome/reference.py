@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pyfaidx
 
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.io import sha256_hex, write_text_atomic
 
 log = logging.getLogger(__name__)
@@ -67,8 +67,7 @@ class Genome:
     lower case, "upper" upper-cases all; `rebuild_index`: rebuild a stale `.fai` or raise `InputFormatError`."""
 
     def __init__(self, path: str | Path, *, soft_mask: str = "keep", rebuild_index: bool = True):
-        if soft_mask not in SOFT_MASK_MODES:
-            raise ParameterError("soft_mask", soft_mask, f"one of {SOFT_MASK_MODES}")
+        reject(soft_mask not in SOFT_MASK_MODES, "soft_mask", soft_mask, f"one of {SOFT_MASK_MODES}")
         self.path = Path(path)
         self.soft_mask, self.rebuild_index = soft_mask, rebuild_index
         self._faidx = _open_indexed(self.path, rebuild_index)
@@ -110,8 +109,7 @@ class Genome:
         Positions outside the contig read as N and are counted in `pad_left`/`pad_right`.
         """
         name = self.resolve(chrom)
-        if strand not in ("+", "-"):
-            raise ParameterError("strand", strand, "'+' or '-'")
+        reject(strand not in ("+", "-"), "strand", strand, "'+' or '-'")
         if int(start) != start or int(end) != end or end < start:
             raise ParameterError("(start, end)", (start, end), "integers with start <= end")
         start, end = int(start), int(end)
@@ -141,7 +139,7 @@ class Genome:
         return {"path": self.path, "soft_mask": self.soft_mask, "rebuild_index": self.rebuild_index}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"], soft_mask=state["soft_mask"], rebuild_index=state["rebuild_index"])
+        self.__init__(**state)
 
     def __enter__(self) -> Genome:
         return self
