@@ -16,6 +16,7 @@ interrupted run redoes just the parts that were not finished.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import itertools
 import json
 import os
@@ -179,7 +180,7 @@ def _checked_batches(documents: Iterable, tokenizer: DnaTokenizer) -> Iterator[l
         yield batch
 
 
-class ShardReader:
+class ShardReader(contextlib.AbstractContextManager):
     """Random access to the documents of one shard file or of every shard in a directory.
 
     `reader[i]` reads only document i's offsets, ids and coordinates from disk (O(1) in the size
@@ -246,9 +247,6 @@ class ShardReader:
         for shard in self._files.values():
             shard.close()
         self._files = {}
-
-    def __enter__(self) -> ShardReader:
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()

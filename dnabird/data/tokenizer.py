@@ -142,9 +142,7 @@ def load_tokenizer(path: str | os.PathLike) -> DnaTokenizer:
 
 def corpus_sentences(corpus_dir: str | os.PathLike, split: str) -> Iterator[str]:
     """Every sentence sequence of one split of a corpus directory, in corpus order."""
-    for document in iter_documents(corpus_dir, split):
-        for sentence in document.sentences:
-            yield sentence.sequence
+    return (sentence.sequence for document in iter_documents(corpus_dir, split) for sentence in document.sentences)
 
 
 def train_on_corpus(corpus_dir: str | os.PathLike, path: str | os.PathLike,

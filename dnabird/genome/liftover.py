@@ -83,16 +83,10 @@ class Liftover:
         if hits is None:
             return LiftResult("absent_chromosome", ())
         targets = tuple(LiftedPosition(*hit) for hit in hits)
-        if not targets:
-            return LiftResult("unmapped", ())
-        if len(targets) > 1:
-            return LiftResult("multiple_targets", targets)
-        (target,) = targets
-        if target.chrom != chrom and target.chrom != contig_alias(chrom):
-            return LiftResult("other_chromosome", targets)
-        if target.strand != strand:
-            return LiftResult("strand_flip", targets)
-        return LiftResult("ok", targets)
+        status = ("unmapped" if not targets else "multiple_targets" if len(targets) > 1
+                  else "other_chromosome" if targets[0].chrom not in (chrom, contig_alias(chrom))
+                  else "strand_flip" if targets[0].strand != strand else "ok")
+        return LiftResult(status, targets)
 
 
 class _LineCounter:

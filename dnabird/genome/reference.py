@@ -12,6 +12,7 @@ or reported with `rebuild_index=False`. For bgzip FASTA pyfaidx indexes and only
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -62,7 +63,7 @@ def reverse_complement(sequence: str) -> str:
     return sequence.translate(_COMPLEMENT)[::-1]
 
 
-class Genome:
+class Genome(contextlib.AbstractContextManager):
     """A FASTA reference genome (plain or bgzip). `soft_mask`: "keep" returns soft-masked (repeat) bases in
     lower case, "upper" upper-cases all; `rebuild_index`: rebuild a stale `.fai` or raise `InputFormatError`."""
 
@@ -140,9 +141,6 @@ class Genome:
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)
-
-    def __enter__(self) -> Genome:
-        return self
 
     def __exit__(self, *exc) -> None:
         self.close()
