@@ -50,11 +50,6 @@ class LinearKernel(Pattern):
         raise NotImplementedError
 
 
-def _check_positive_float(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ParameterError(name, value, "a positive number")
-
-
 def orthogonal_gaussian(num_features: int, dim: int, generator: torch.Generator) -> torch.Tensor:
     """[num_features, dim]: blocks of `dim` orthogonal directions (QR of Gaussian blocks), each row rescaled
     to the norm of an independent Gaussian vector, so every row is marginally N(0, I) (FAVOR+'s ORF)."""
@@ -107,14 +102,9 @@ class Performer(LinearKernel):
 
     def projection(self, dim: int, seed: int, device=None) -> torch.Tensor:
         """[H, F, dim]: every head's random features, from (seed, head) alone."""
-        draws = []
-        for head in range(self.num_heads):
-            generator = seeded_generator(seed, head, FEATURE_SALT)
-            if self.orthogonal:
-                draws.append(orthogonal_gaussian(self.num_features, dim, generator))
-            else:
-                draws.append(torch.randn(self.num_features, dim, generator=generator))
-        return torch.stack(draws).to(device)
+        generators = [seeded_generator(seed, head, FEATURE_SALT) for head in range(self.num_heads)]
+        return torch.stack([orthogonal_gaussian(self.num_features, dim, g) if self.orthogonal
+                            else torch.randn(self.num_features, dim, generator=g) for g in generators]).to(device)
 
     def features(self, q, k, scale, seed, key_padding_mask=None):
         w = self.projection(q.shape[-1], seed, q.device).to(q.dtype)  # [H, F, d]
@@ -139,7 +129,8 @@ class ReluLinear(LinearKernel):
 
     def __post_init__(self):
         check_int("num_heads", self.num_heads)
-        _check_positive_float("epsilon", self.epsilon)
+        if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) or not self.epsilon > 0:
+            raise ParameterError("epsilon", self.epsilon, "a positive number")
 
     def features(self, q, k, scale, seed, key_padding_mask=None):
         return torch.relu(q) + self.epsilon, torch.relu(k) + self.epsilon

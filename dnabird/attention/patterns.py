@@ -170,11 +170,15 @@ def _window(num_blocks: int, window_blocks: int) -> torch.Tensor:
     return torch.where((blocks >= 0) & (blocks < num_blocks), blocks, -1)
 
 
-def _bigbird_layout(pattern: BigBirdITC | BigBirdETC, fixed: torch.Tensor, global_rows: torch.Tensor, seed: int,
-                    random_blocks: torch.Tensor | None, random_mode: str) -> BlockLayout:
-    """Union of per-row fixed blocks [nb, F] and per-head random blocks [H, nb, r] (`random_blocks`, checked, or
-    drawn from `seed` by `random_mode`), deduplicated."""
-    nb, num_heads = fixed.shape[0], pattern.num_heads
+def _bigbird_layout(pattern: BigBirdITC | BigBirdETC, num_blocks: int, global_blocks: torch.Tensor,
+                    all_global: bool, seed: int, random_blocks: torch.Tensor | None, random_mode: str) -> BlockLayout:
+    """Union of each row's window, the `global_blocks` (long [G], whose rows are global; every row with
+    `all_global`) and per-head random blocks [H, nb, r] (`random_blocks`, checked, or drawn from `seed` by
+    `random_mode`), deduplicated."""
+    nb, num_heads = num_blocks, pattern.num_heads
+    global_rows = torch.full((nb,), all_global, dtype=torch.bool)
+    global_rows[global_blocks] = True
+    fixed = torch.cat([_window(nb, pattern.window_blocks), global_blocks.expand(nb, -1)], dim=1)
     if random_blocks is not None:
         random = validate_random_blocks(random_blocks, fixed, global_rows, num_heads)
     else:
@@ -213,13 +217,8 @@ class BigBirdITC(Pattern):
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
         check_int("num_blocks", num_blocks)
-        global_rows = torch.zeros(num_blocks, dtype=torch.bool)
-        global_rows[[0, -1]] = True
-        if num_blocks <= 5:
-            global_rows[:] = True
-        fixed = torch.cat([_window(num_blocks, self.window_blocks),
-                           torch.tensor([0, num_blocks - 1]).expand(num_blocks, 2)], dim=1)
-        return _bigbird_layout(self, fixed, global_rows, seed, random_blocks, self.random_mode)
+        return _bigbird_layout(self, num_blocks, torch.tensor([0, num_blocks - 1]), num_blocks <= 5, seed,
+                               random_blocks, self.random_mode)
 
 
 @dataclass(frozen=True)
@@ -242,12 +241,8 @@ class BigBirdETC(Pattern):
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
         check_int("num_blocks", num_blocks)
-        num_global = self.num_global_tokens // self.block_size
-        global_rows = torch.zeros(num_blocks, dtype=torch.bool)
-        global_rows[:num_global] = True
-        fixed = torch.cat([_window(num_blocks, self.window_blocks),
-                           torch.arange(min(num_global, num_blocks)).expand(num_blocks, -1)], dim=1)
-        return _bigbird_layout(self, fixed, global_rows, seed, random_blocks, "uniform")
+        first = torch.arange(min(self.num_global_tokens // self.block_size, num_blocks))
+        return _bigbird_layout(self, num_blocks, first, False, seed, random_blocks, "uniform")
 
 
 @dataclass(frozen=True)

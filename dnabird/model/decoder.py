@@ -45,10 +45,7 @@ class DecoderAttention(nn.Module):
     def __init__(self, hidden: int, heads: int, bias: bool, dropout: float):
         super().__init__()
         self.heads, self.dropout = heads, dropout
-        self.query = nn.Linear(hidden, hidden, bias=bias)
-        self.key = nn.Linear(hidden, hidden, bias=bias)
-        self.value = nn.Linear(hidden, hidden, bias=bias)
-        self.output = nn.Linear(hidden, hidden, bias=bias)
+        self.query, self.key, self.value, self.output = (nn.Linear(hidden, hidden, bias=bias) for _ in range(4))
         self.pattern = Full(heads)
 
     def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

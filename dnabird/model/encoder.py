@@ -120,9 +120,7 @@ class SelfAttention(nn.Module):
         super().__init__()
         self.config = config
         hidden, bias = config.hidden_size, config.attention_bias
-        self.query = nn.Linear(hidden, hidden, bias=bias)
-        self.key = nn.Linear(hidden, hidden, bias=bias)
-        self.value = nn.Linear(hidden, hidden, bias=bias)
+        self.query, self.key, self.value = (nn.Linear(hidden, hidden, bias=bias) for _ in range(3))
         self.output = nn.Linear(hidden, hidden)
         self.positional = Rotary(config.head_size, base=config.rotary_base, offset=config.position_offset) \
             if config.positional == "rotary" else None
@@ -130,9 +128,8 @@ class SelfAttention(nn.Module):
             else None
         self.has_global_projections = isinstance(config.pattern(layer), Longformer)
         if self.has_global_projections:
-            self.global_query = nn.Linear(hidden, hidden, bias=bias)
-            self.global_key = nn.Linear(hidden, hidden, bias=bias)
-            self.global_value = nn.Linear(hidden, hidden, bias=bias)
+            self.global_query, self.global_key, self.global_value = (nn.Linear(hidden, hidden, bias=bias)
+                                                                     for _ in range(3))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
                 global_mask: torch.Tensor | None = None, positional_seed: int = 0) -> torch.Tensor:
