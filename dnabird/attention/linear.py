@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from dnabird.attention.patterns import BlockLayout, Pattern
-from dnabird.errors import ParameterError, check_int
+from dnabird.errors import ParameterError, check_int, reject
 
 CAUSAL_CHUNK = 64
 FEATURE_SALT = 0x5EA7  # the random features' stream (`seeded_generator`)
@@ -92,8 +92,7 @@ class Performer(LinearKernel):
         check_int("num_heads", self.num_heads)
         check_int("num_features", self.num_features)
         check_int("redraw", self.redraw, 0, "an integer ≥ 0 (training steps per draw; 0: never)")
-        if not isinstance(self.orthogonal, bool):
-            raise ParameterError("orthogonal", self.orthogonal, "true or false")
+        reject(not isinstance(self.orthogonal, bool), "orthogonal", self.orthogonal, "true or false")
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) or self.epsilon < 0:
             raise ParameterError("epsilon", self.epsilon, "a number ≥ 0")
 

@@ -37,7 +37,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from dnabird.attention.linear import seeded_generator
-from dnabird.errors import ParameterError, check_int
+from dnabird.errors import ParameterError, check_int, reject
 
 SPE_KINDS = ("sine", "conv")
 NOISE_CHUNK = 128  # convSPE noise: positions per generator
@@ -275,22 +275,18 @@ class SPESpec:
     share_noise: bool = False
 
     def __post_init__(self):
-        if self.kind not in SPE_KINDS:
-            raise ParameterError("spe.kind", self.kind, f"one of {SPE_KINDS}")
+        reject(self.kind not in SPE_KINDS, "spe.kind", self.kind, f"one of {SPE_KINDS}")
         for name in ("gated", "share_noise"):
-            if not isinstance(getattr(self, name), bool):
-                raise ParameterError(f"spe.{name}", getattr(self, name), "true or false")
+            reject(not isinstance(getattr(self, name), bool), f"spe.{name}", getattr(self, name), "true or false")
         for name in ("realizations", "num_sines", "kernel_size"):
             check_int(f"spe.{name}", getattr(self, name))
 
     @classmethod
     def from_dict(cls, spec: dict) -> SPESpec:
-        if not isinstance(spec, dict):
-            raise ParameterError("spe", spec, "a mapping of SPE settings")
+        reject(not isinstance(spec, dict), "spe", spec, "a mapping of SPE settings")
         known = [f.name for f in dataclasses.fields(cls)]
         for key in spec:
-            if key not in known:
-                raise ParameterError(f"spe.{key}", spec[key], f"no such key: spe takes {', '.join(known)}")
+            reject(key not in known, f"spe.{key}", spec[key], f"no such key: spe takes {', '.join(known)}")
         return cls(**spec)
 
     def build(self, num_heads: int, head_size: int) -> _SPE:
