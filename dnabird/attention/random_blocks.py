@@ -137,10 +137,7 @@ def _row_draw(row: int, start: int, end: int, r: int, rng: np.random.RandomState
     return [int(b) for b in rng.permutation(np.arange(start, end, dtype=np.int32)) if b not in illegal][:r]
 
 
-RANDOM_MODES: dict[str, Callable[..., torch.Tensor]] = {
-    "uniform": uniform_random_blocks,
-    "hf": hf_random_blocks,
-}
+RANDOM_MODES: dict[str, Callable[..., torch.Tensor]] = {"uniform": uniform_random_blocks, "hf": hf_random_blocks}
 
 
 def draw_random_blocks(fixed: torch.Tensor, global_rows: torch.Tensor, num_heads: int, num_random: int,

@@ -17,13 +17,9 @@ any kernel downstream (softmax with a sparse pattern, Performer, ReLU linear). T
 - Gate (optional) per (h, d), γ = σ(g): Q̄ ← √(1−γ) Q̄ + √γ ε and K̄ likewise with one noise ε[h, d, r] ~
   N(0, 1)·(D·R)^(−1/4) shared by all positions ⇒ kernel (1 − γ) P_d + γ (a position-free share).
 
-Randomness: two explicit seeds, never the global RNG. Parameters are initialised in the constructor from
-`seed` (the reference initialisation; `reset_parameters(generator)` redraws them, as the encoder does from
-its own seed). The noise of each call is drawn, on the CPU, from the noise seed given to `bind` (in the
-encoder a pure function of (base seed, layer, step); layers can share it): pass
-`attention(..., positional=spe.bind(noise_seed))`; the module itself, called without a noise seed, raises
-rather than draw the same codes on every call. Codes have no batch dimension, so every example of a batch
-sees the same codes.
+Randomness: two explicit seeds, never the global RNG (docs/spe-listops.md): the parameters' (`seed`,
+`reset_parameters(generator)`) and each call's noise seed (`bind`), drawn on the CPU. Codes have no batch
+dimension, so every example of a batch sees the same codes.
 """
 
 from __future__ import annotations
