@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from dnabird.attention.backends import select_backend
 from dnabird.attention.linear import LinearKernel, linear_attention
 from dnabird.attention.patterns import BlockLayout, Pattern
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, reject
 
 Positional = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
@@ -100,41 +100,29 @@ def _linear_call(q, k, v, kernel, key_padding_mask, seed, causal, scale, dropout
     """A linear kernel's call (no blocks, no padding): see `dnabird.attention.linear`."""
     name = type(kernel).__name__
     for what, value in (("global_qkv", global_qkv), ("global_mask", global_mask), ("random_blocks", random_blocks)):
-        if value is not None:
-            raise ParameterError(what, "a tensor", f"None with a {name} kernel (it has no global or random blocks)")
-    if dropout_p:
-        raise ParameterError("dropout_p", dropout_p, f"0 with a {name} kernel (no attention matrix to drop from)")
-    out = linear_attention(q, k, v, kernel, key_padding_mask=key_padding_mask, causal=causal,
-                           scale=scale if scale is not None else q.shape[-1] ** -0.5, seed=seed)
+        reject(value is not None, what, "a tensor", f"None with a {name} kernel (it has no global or random blocks)")
+    reject(dropout_p, "dropout_p", dropout_p, f"0 with a {name} kernel (no attention matrix to drop from)")
+    out = linear_attention(q, k, v, kernel, key_padding_mask=key_padding_mask, causal=causal, scale=scale, seed=seed)
     if key_padding_mask is not None:
         out = out * key_padding_mask[:, None, :, None].to(out.dtype)
     return out
 
 
-def _separate_queries_call(q, k, v, pattern, key_padding_mask, backend, causal, scale, dropout_p, global_qkv,
-                           global_mask, positional, random_blocks, query_offset) -> torch.Tensor:
-    """A call whose query rows are not the keys' own (`query_offset` given): Full pattern only; the key
-    padding mask masks keys, and no query row is zeroed for it."""
+def _check_separate_queries(q, k, pattern, causal, global_qkv, global_mask, positional, random_blocks,
+                            query_offset) -> None:
+    """Query rows that are not the keys' own (`query_offset` given): Full pattern only, nothing global,
+    positional or random."""
     from dnabird.attention.patterns import Full
 
-    if not isinstance(pattern, Full):
-        raise ParameterError("query_offset", query_offset,
-                             f"None with a {type(pattern).__name__} pattern (separate query rows: Full only)")
+    reject(not isinstance(pattern, Full), "query_offset", query_offset,
+           f"None with a {type(pattern).__name__} pattern (separate query rows: Full only)")
     if not isinstance(query_offset, int) or isinstance(query_offset, bool) or query_offset < 0:
         raise ParameterError("query_offset", query_offset, "None or an integer >= 0")
     for what, value in (("global_qkv", global_qkv), ("global_mask", global_mask), ("positional", positional),
                         ("random_blocks", random_blocks)):
-        if value is not None:
-            raise ParameterError(what, "given", "None with query_offset (separate query rows of a Full pattern)")
-    if causal and query_offset + q.shape[2] > k.shape[2]:
-        raise ParameterError("query_offset", query_offset,
-                             f"at most {k.shape[2] - q.shape[2]}: causal query rows must lie among the keys")
-    call = AttentionCall(
-        q=q, k=k, v=v, key_padding_mask=key_padding_mask, pattern=pattern,
-        layout=pattern.layout(q.shape[2]), global_tokens=torch.zeros(0, dtype=torch.long, device=q.device),
-        global_token_mask=None, causal=causal, scale=scale if scale is not None else q.shape[-1] ** -0.5,
-        dropout_p=dropout_p, global_qkv=None, query_offset=query_offset)
-    return select_backend(call, backend).run(call)
+        reject(value is not None, what, "given", "None with query_offset (separate query rows of a Full pattern)")
+    reject(causal and query_offset + q.shape[2] > k.shape[2], "query_offset", query_offset,
+           f"at most {k.shape[2] - q.shape[2]}: causal query rows must lie among the keys")
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Pattern, *,
@@ -165,17 +153,17 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Patter
       [batch, Lk] then masks keys only, and the result is [batch, heads, Lq, d_v].
     """
     _check_inputs(q, k, v, pattern, key_padding_mask, global_qkv, query_offset)
-    if not 0.0 <= dropout_p < 1.0:
-        raise ParameterError("dropout_p", dropout_p, "a probability in [0, 1)")
-    if query_offset is not None:
-        return _separate_queries_call(q, k, v, pattern, key_padding_mask, backend, causal, scale, dropout_p,
-                                      global_qkv, global_mask, positional, random_blocks, query_offset)
+    reject(not 0.0 <= dropout_p < 1.0, "dropout_p", dropout_p, "a probability in [0, 1)")
+    if query_offset is not None:  # the key padding mask then masks keys, and no query row is zeroed for it
+        _check_separate_queries(q, k, pattern, causal, global_qkv, global_mask, positional, random_blocks,
+                                query_offset)
     if positional is not None:
         q, k = positional(q, k)
         if global_qkv is not None:
             global_qkv = (*positional(global_qkv[0], global_qkv[1]), global_qkv[2])
     if causal and not pattern.supports_causal():
         raise ParameterError("causal", causal, f"False for {type(pattern).__name__} (it has no causal form)")
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
     if isinstance(pattern, LinearKernel):
         return _linear_call(q, k, v, pattern, key_padding_mask, seed, causal, scale, dropout_p, global_qkv,
                             global_mask, random_blocks)
@@ -191,11 +179,10 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Patter
     call = AttentionCall(
         q=_pad(q, extra), k=_pad(k, extra), v=_pad(v, extra), key_padding_mask=key_padding_mask,
         pattern=pattern, layout=pattern.layout(num_blocks, seed, random_blocks),
-        global_tokens=global_tokens, global_token_mask=global_token_mask, causal=causal,
-        scale=scale if scale is not None else q.shape[-1] ** -0.5, dropout_p=dropout_p,
-        global_qkv=None if global_qkv is None else tuple(_pad(t, extra) for t in global_qkv),
-    )
+        global_tokens=global_tokens, global_token_mask=global_token_mask, causal=causal, scale=scale,
+        dropout_p=dropout_p, global_qkv=None if global_qkv is None else tuple(_pad(t, extra) for t in global_qkv),
+        query_offset=query_offset)
     out = select_backend(call, backend).run(call)[:, :, :length]
-    if key_padding_mask is not None:
+    if key_padding_mask is not None and query_offset is None:
         out = out * key_padding_mask[:, None, :length, None].to(out.dtype)
     return out

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from dnabird.attention.patterns import BlockLayout, Pattern
-from dnabird.errors import ParameterError, check_int
+from dnabird.errors import ParameterError, check_int, reject
 
 CAUSAL_CHUNK = 64
 FEATURE_SALT = 0x5EA7  # the random features' stream (`seeded_generator`)
@@ -48,11 +48,6 @@ class LinearKernel(Pattern):
         """(φ(q), φ(k)), each [B, H, L, F]; `key_padding_mask` (bool [B, L]) keeps padded keys out of any
         statistic of the keys."""
         raise NotImplementedError
-
-
-def _check_positive_float(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ParameterError(name, value, "a positive number")
 
 
 def orthogonal_gaussian(num_features: int, dim: int, generator: torch.Generator) -> torch.Tensor:
@@ -97,8 +92,7 @@ class Performer(LinearKernel):
         check_int("num_heads", self.num_heads)
         check_int("num_features", self.num_features)
         check_int("redraw", self.redraw, 0, "an integer ≥ 0 (training steps per draw; 0: never)")
-        if not isinstance(self.orthogonal, bool):
-            raise ParameterError("orthogonal", self.orthogonal, "true or false")
+        reject(not isinstance(self.orthogonal, bool), "orthogonal", self.orthogonal, "true or false")
         if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) or self.epsilon < 0:
             raise ParameterError("epsilon", self.epsilon, "a number ≥ 0")
 
@@ -107,14 +101,9 @@ class Performer(LinearKernel):
 
     def projection(self, dim: int, seed: int, device=None) -> torch.Tensor:
         """[H, F, dim]: every head's random features, from (seed, head) alone."""
-        draws = []
-        for head in range(self.num_heads):
-            generator = seeded_generator(seed, head, FEATURE_SALT)
-            if self.orthogonal:
-                draws.append(orthogonal_gaussian(self.num_features, dim, generator))
-            else:
-                draws.append(torch.randn(self.num_features, dim, generator=generator))
-        return torch.stack(draws).to(device)
+        generators = [seeded_generator(seed, head, FEATURE_SALT) for head in range(self.num_heads)]
+        return torch.stack([orthogonal_gaussian(self.num_features, dim, g) if self.orthogonal
+                            else torch.randn(self.num_features, dim, generator=g) for g in generators]).to(device)
 
     def features(self, q, k, scale, seed, key_padding_mask=None):
         w = self.projection(q.shape[-1], seed, q.device).to(q.dtype)  # [H, F, d]
@@ -139,7 +128,8 @@ class ReluLinear(LinearKernel):
 
     def __post_init__(self):
         check_int("num_heads", self.num_heads)
-        _check_positive_float("epsilon", self.epsilon)
+        if isinstance(self.epsilon, bool) or not isinstance(self.epsilon, (int, float)) or not self.epsilon > 0:
+            raise ParameterError("epsilon", self.epsilon, "a positive number")
 
     def features(self, q, k, scale, seed, key_padding_mask=None):
         return torch.relu(q) + self.epsilon, torch.relu(k) + self.epsilon

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from dnabird.attention.random_blocks import RANDOM_MODES, draw_random_blocks, validate_random_blocks
-from dnabird.errors import ParameterError, check_int
+from dnabird.errors import ParameterError, check_int, reject
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,8 @@ def _check_bigbird(pattern: BigBirdITC | BigBirdETC) -> None:
     """The checks both BigBird patterns share: heads, block size, an odd window, random blocks ≥ 0."""
     for name in ("num_heads", "block_size", "window_blocks"):
         check_int(name, getattr(pattern, name))
-    if pattern.window_blocks % 2 == 0:
-        raise ParameterError("window_blocks", pattern.window_blocks,
-                             "an odd number of blocks (the block and equal neighbours)")
+    reject(pattern.window_blocks % 2 == 0, "window_blocks", pattern.window_blocks,
+           "an odd number of blocks (the block and equal neighbours)")
     check_int("num_random_blocks", pattern.num_random_blocks, 0)
 
 
@@ -170,11 +169,15 @@ def _window(num_blocks: int, window_blocks: int) -> torch.Tensor:
     return torch.where((blocks >= 0) & (blocks < num_blocks), blocks, -1)
 
 
-def _bigbird_layout(pattern: BigBirdITC | BigBirdETC, fixed: torch.Tensor, global_rows: torch.Tensor, seed: int,
-                    random_blocks: torch.Tensor | None, random_mode: str) -> BlockLayout:
-    """Union of per-row fixed blocks [nb, F] and per-head random blocks [H, nb, r] (`random_blocks`, checked, or
-    drawn from `seed` by `random_mode`), deduplicated."""
-    nb, num_heads = fixed.shape[0], pattern.num_heads
+def _bigbird_layout(pattern: BigBirdITC | BigBirdETC, num_blocks: int, global_blocks: torch.Tensor,
+                    all_global: bool, seed: int, random_blocks: torch.Tensor | None, random_mode: str) -> BlockLayout:
+    """Union of each row's window, the `global_blocks` (long [G], whose rows are global; every row with
+    `all_global`) and per-head random blocks [H, nb, r] (`random_blocks`, checked, or drawn from `seed` by
+    `random_mode`), deduplicated."""
+    nb, num_heads = num_blocks, pattern.num_heads
+    global_rows = torch.full((nb,), all_global, dtype=torch.bool)
+    global_rows[global_blocks] = True
+    fixed = torch.cat([_window(nb, pattern.window_blocks), global_blocks.expand(nb, -1)], dim=1)
     if random_blocks is not None:
         random = validate_random_blocks(random_blocks, fixed, global_rows, num_heads)
     else:
@@ -208,18 +211,12 @@ class BigBirdITC(Pattern):
 
     def __post_init__(self):
         _check_bigbird(self)
-        if self.random_mode not in RANDOM_MODES:
-            raise ParameterError("random_mode", self.random_mode, f"one of {sorted(RANDOM_MODES)}")
+        reject(self.random_mode not in RANDOM_MODES, "random_mode", self.random_mode, f"one of {sorted(RANDOM_MODES)}")
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
         check_int("num_blocks", num_blocks)
-        global_rows = torch.zeros(num_blocks, dtype=torch.bool)
-        global_rows[[0, -1]] = True
-        if num_blocks <= 5:
-            global_rows[:] = True
-        fixed = torch.cat([_window(num_blocks, self.window_blocks),
-                           torch.tensor([0, num_blocks - 1]).expand(num_blocks, 2)], dim=1)
-        return _bigbird_layout(self, fixed, global_rows, seed, random_blocks, self.random_mode)
+        return _bigbird_layout(self, num_blocks, torch.tensor([0, num_blocks - 1]), num_blocks <= 5, seed,
+                               random_blocks, self.random_mode)
 
 
 @dataclass(frozen=True)
@@ -236,18 +233,13 @@ class BigBirdETC(Pattern):
     def __post_init__(self):
         _check_bigbird(self)
         check_int("num_global_tokens", self.num_global_tokens)
-        if self.num_global_tokens % self.block_size:
-            raise ParameterError("num_global_tokens", self.num_global_tokens,
-                                 f"a multiple of block_size={self.block_size}")
+        reject(self.num_global_tokens % self.block_size, "num_global_tokens", self.num_global_tokens,
+               f"a multiple of block_size={self.block_size}")
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
         check_int("num_blocks", num_blocks)
-        num_global = self.num_global_tokens // self.block_size
-        global_rows = torch.zeros(num_blocks, dtype=torch.bool)
-        global_rows[:num_global] = True
-        fixed = torch.cat([_window(num_blocks, self.window_blocks),
-                           torch.arange(min(num_global, num_blocks)).expand(num_blocks, -1)], dim=1)
-        return _bigbird_layout(self, fixed, global_rows, seed, random_blocks, "uniform")
+        first = torch.arange(min(self.num_global_tokens // self.block_size, num_blocks))
+        return _bigbird_layout(self, num_blocks, first, False, seed, random_blocks, "uniform")
 
 
 @dataclass(frozen=True)
@@ -271,8 +263,7 @@ class Longformer(Pattern):
         object.__setattr__(self, "global_positions", tuple(sorted(set(self.global_positions))))
         for name in ("num_heads", "block_size", "window"):
             check_int(name, getattr(self, name))
-        if self.window % 2:
-            raise ParameterError("window", self.window, "an even total window (window/2 keys on each side)")
+        reject(self.window % 2, "window", self.window, "an even total window (window/2 keys on each side)")
         if isinstance(self.dilation, tuple) and len(self.dilation) != self.num_heads:
             raise ParameterError("dilation", self.dilation, f"one int or one value per head ({self.num_heads})")
         for d in self.dilation if isinstance(self.dilation, tuple) else (self.dilation,):
@@ -292,8 +283,7 @@ class Longformer(Pattern):
 
     def layout(self, num_blocks, seed=0, random_blocks=None) -> BlockLayout:
         check_int("num_blocks", num_blocks)
-        if random_blocks is not None:
-            raise ParameterError("random_blocks", "tensor", "None for Longformer (it has no random blocks)")
+        reject(random_blocks is not None, "random_blocks", "tensor", "None for Longformer (it has no random blocks)")
         b = self.block_size
         reach = self.head_dilations() * (self.window // 2)  # [H] tokens on each side
         span = (reach + b - 1) // b  # blocks needed on each side
@@ -307,9 +297,8 @@ class Longformer(Pattern):
         return BlockLayout(b, num_blocks, torch.zeros(num_blocks, dtype=torch.bool), blocks[:, :, :width])
 
     def global_tokens(self, length: int) -> torch.Tensor:
-        if self.global_positions and self.global_positions[-1] >= length:
-            raise ParameterError("global_positions", self.global_positions,
-                                 f"positions below the sequence length {length}")
+        reject(self.global_positions and self.global_positions[-1] >= length, "global_positions", self.global_positions,
+               f"positions below the sequence length {length}")
         return torch.tensor(self.global_positions, dtype=torch.long)
 
     def token_rule(self, layout, query_pos, key_pos, heads, causal):
@@ -331,10 +320,8 @@ def pattern_from_dict(spec: dict) -> Pattern:
     kinds = {**PATTERNS, **KERNELS}
     spec = dict(spec)
     kind = spec.pop("type", None)
-    if kind not in kinds:
-        raise ParameterError("type", kind, f"one of {sorted(kinds)}")
+    reject(kind not in kinds, "type", kind, f"one of {sorted(kinds)}")
     known = [f.name for f in dataclasses.fields(kinds[kind])]
     for key in spec:
-        if key not in known:
-            raise ParameterError(key, spec[key], f"no such key: a {kind} pattern takes {', '.join(known)}")
+        reject(key not in known, key, spec[key], f"no such key: a {kind} pattern takes {', '.join(known)}")
     return kinds[kind](**spec)

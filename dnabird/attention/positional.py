@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import torch
 
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 
 
 class Rotary:
     """Rotary position embedding for q, k of shape [..., L, d] (d even); positions start at `offset`."""
 
     def __init__(self, head_size: int, *, base: float = 10000.0, offset: int = 0):
-        if head_size % 2:
-            raise ParameterError("head_size", head_size, "an even number (rotary pairs channels)")
-        if base <= 1.0:
-            raise ParameterError("rotary base", base, "a number above 1")
+        reject(head_size % 2, "head_size", head_size, "an even number (rotary pairs channels)")
+        reject(base <= 1.0, "rotary base", base, "a number above 1")
         self.head_size, self.base, self.offset = head_size, base, offset
         self._cached: tuple = (None, None, None)  # (length, device, dtype), cos, sin
 
@@ -35,8 +33,7 @@ class Rotary:
 
     def rotate(self, x: torch.Tensor) -> torch.Tensor:
         """x [..., L, d] with each channel pair turned by its position's angles."""
-        if x.shape[-1] != self.head_size:
-            raise ParameterError("head size", x.shape[-1], f"{self.head_size}, the rotary head size")
+        reject(x.shape[-1] != self.head_size, "head size", x.shape[-1], f"{self.head_size}, the rotary head size")
         cos, sin = self._cos_sin(x.shape[-2], x.device, x.dtype)
         first, second = x.chunk(2, dim=-1)
         return torch.cat([first * cos - second * sin, first * sin + second * cos], dim=-1)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, reject
 
 
 def eligible_blocks(fixed: torch.Tensor, global_rows: torch.Tensor) -> torch.Tensor:
@@ -137,19 +137,14 @@ def _row_draw(row: int, start: int, end: int, r: int, rng: np.random.RandomState
     return [int(b) for b in rng.permutation(np.arange(start, end, dtype=np.int32)) if b not in illegal][:r]
 
 
-RANDOM_MODES: dict[str, Callable[..., torch.Tensor]] = {
-    "uniform": uniform_random_blocks,
-    "hf": hf_random_blocks,
-}
+RANDOM_MODES: dict[str, Callable[..., torch.Tensor]] = {"uniform": uniform_random_blocks, "hf": hf_random_blocks}
 
 
 def draw_random_blocks(fixed: torch.Tensor, global_rows: torch.Tensor, num_heads: int, num_random: int,
                        seed: int, mode: str, block_size: int) -> torch.Tensor:
     """Random blocks [H, nb, r] for the given placement `mode` (see `RANDOM_MODES`)."""
-    if not isinstance(seed, int) or seed < 0:
-        raise ParameterError("seed", seed, "a non-negative integer")
-    if mode not in RANDOM_MODES:
-        raise ParameterError("random_mode", mode, f"one of {sorted(RANDOM_MODES)}")
+    reject(not isinstance(seed, int) or seed < 0, "seed", seed, "a non-negative integer")
+    reject(mode not in RANDOM_MODES, "random_mode", mode, f"one of {sorted(RANDOM_MODES)}")
     if num_random == 0:
         return torch.full((num_heads, fixed.shape[0], 0), -1, dtype=torch.long)
     return RANDOM_MODES[mode](fixed, global_rows, num_heads, num_random, seed, block_size)

@@ -17,13 +17,9 @@ any kernel downstream (softmax with a sparse pattern, Performer, ReLU linear). T
 - Gate (optional) per (h, d), γ = σ(g): Q̄ ← √(1−γ) Q̄ + √γ ε and K̄ likewise with one noise ε[h, d, r] ~
   N(0, 1)·(D·R)^(−1/4) shared by all positions ⇒ kernel (1 − γ) P_d + γ (a position-free share).
 
-Randomness: two explicit seeds, never the global RNG. Parameters are initialised in the constructor from
-`seed` (the reference initialisation; `reset_parameters(generator)` redraws them, as the encoder does from
-its own seed). The noise of each call is drawn, on the CPU, from the noise seed given to `bind` (in the
-encoder a pure function of (base seed, layer, step); layers can share it): pass
-`attention(..., positional=spe.bind(noise_seed))`; the module itself, called without a noise seed, raises
-rather than draw the same codes on every call. Codes have no batch dimension, so every example of a batch
-sees the same codes.
+Randomness: two explicit seeds, never the global RNG (docs/spe-listops.md): the parameters' (`seed`,
+`reset_parameters(generator)`) and each call's noise seed (`bind`), drawn on the CPU. Codes have no batch
+dimension, so every example of a batch sees the same codes.
 """
 
 from __future__ import annotations
@@ -37,7 +33,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from dnabird.attention.linear import seeded_generator
-from dnabird.errors import ParameterError, check_int
+from dnabird.errors import ParameterError, check_int, reject
 
 SPE_KINDS = ("sine", "conv")
 NOISE_CHUNK = 128  # convSPE noise: positions per generator
@@ -275,22 +271,18 @@ class SPESpec:
     share_noise: bool = False
 
     def __post_init__(self):
-        if self.kind not in SPE_KINDS:
-            raise ParameterError("spe.kind", self.kind, f"one of {SPE_KINDS}")
+        reject(self.kind not in SPE_KINDS, "spe.kind", self.kind, f"one of {SPE_KINDS}")
         for name in ("gated", "share_noise"):
-            if not isinstance(getattr(self, name), bool):
-                raise ParameterError(f"spe.{name}", getattr(self, name), "true or false")
+            reject(not isinstance(getattr(self, name), bool), f"spe.{name}", getattr(self, name), "true or false")
         for name in ("realizations", "num_sines", "kernel_size"):
             check_int(f"spe.{name}", getattr(self, name))
 
     @classmethod
     def from_dict(cls, spec: dict) -> SPESpec:
-        if not isinstance(spec, dict):
-            raise ParameterError("spe", spec, "a mapping of SPE settings")
+        reject(not isinstance(spec, dict), "spe", spec, "a mapping of SPE settings")
         known = [f.name for f in dataclasses.fields(cls)]
         for key in spec:
-            if key not in known:
-                raise ParameterError(f"spe.{key}", spec[key], f"no such key: spe takes {', '.join(known)}")
+            reject(key not in known, f"spe.{key}", spec[key], f"no such key: spe takes {', '.join(known)}")
         return cls(**spec)
 
     def build(self, num_heads: int, head_size: int) -> _SPE:

@@ -19,7 +19,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from dnabird import __version__
-from dnabird.errors import CheckpointError, ConfigError, InputFormatError, ParameterError
+from dnabird.errors import CheckpointError, ConfigError, InputFormatError, ParameterError, reject
 from dnabird.io import follow_umask
 from dnabird.model.config import EncoderConfig
 from dnabird.model.task_spec import TaskSpec
@@ -179,8 +179,7 @@ def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
     `overrides`: fields of the stored `EncoderConfig` that leave the weights' shapes alone (e.g. dropout)."""
     from dnabird.model.heads import model_for_task
 
-    if not isinstance(head, TaskSpec):
-        raise ParameterError("head", head, "a TaskSpec describing the new head")
+    reject(not isinstance(head, TaskSpec), "head", head, "a TaskSpec describing the new head")
     config = read_config(directory)
     if overrides:
         config = EncoderConfig.from_dict({**config.to_dict(), **overrides}, source=f"overrides of {directory}")

@@ -12,7 +12,7 @@ import yaml
 
 from dnabird.attention.linear import LinearKernel
 from dnabird.config import build_config
-from dnabird.errors import ConfigError, ParameterError, check_positive_ints
+from dnabird.errors import ConfigError, ParameterError, check_positive_ints, reject
 from dnabird.io import write_text_atomic
 
 ACTIVATIONS = ("gelu", "gelu_new")
@@ -118,17 +118,14 @@ class EncoderConfig:
     def __post_init__(self):
         check_positive_ints(self, ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
                                    "max_positions", "type_vocab_size"))
-        if self.hidden_size % self.num_heads:
-            raise ParameterError("hidden_size", self.hidden_size,
-                                 f"a multiple of num_heads={self.num_heads}")
+        reject(self.hidden_size % self.num_heads, "hidden_size", self.hidden_size,
+               f"a multiple of num_heads={self.num_heads}")
         for name in ("dropout", "attention_dropout"):
             value = getattr(self, name)
-            if not 0.0 <= value < 1.0:
-                raise ParameterError(name, value, "a probability in [0, 1)")
+            reject(not 0.0 <= value < 1.0, name, value, "a probability in [0, 1)")
         for name, allowed in (("activation", ACTIVATIONS), ("init", INITS), ("pooling", POOLINGS),
                               ("pooler_activation", POOLER_ACTIVATIONS)):
-            if getattr(self, name) not in allowed:
-                raise ParameterError(name, getattr(self, name), f"one of {allowed}")
+            reject(getattr(self, name) not in allowed, name, getattr(self, name), f"one of {allowed}")
         if not isinstance(self.pool_tokens, int) or isinstance(self.pool_tokens, bool) or \
                 (self.pool_tokens < 1 if self.pooling in CENTRE_POOLINGS else self.pool_tokens != 0):
             raise ParameterError("pool_tokens", self.pool_tokens,
@@ -137,8 +134,7 @@ class EncoderConfig:
                 self.local_max_tokens < 0 or (self.local_max_tokens and self.pooling != "centre_max"):
             raise ParameterError("local_max_tokens", self.local_max_tokens,
                                  "a non-negative integer, and 0 unless pooling is 'centre_max'")
-        if self.positional not in POSITIONAL_SCHEMES:
-            raise ParameterError("positional", self.positional, f"one of {POSITIONAL_SCHEMES}")
+        reject(self.positional not in POSITIONAL_SCHEMES, "positional", self.positional, f"one of {POSITIONAL_SCHEMES}")
         if self.positional == "rotary":
             from dnabird.attention.positional import Rotary
 
@@ -147,12 +143,10 @@ class EncoderConfig:
             raise ParameterError("spe", self.spe, f"empty unless positional is 'spe' (it is {self.positional!r})")
         if self.positional == "spe":
             self.spe_spec()  # validates the keys
-        if not 0 <= self.pad_token_id < self.vocab_size:
-            raise ParameterError("pad_token_id", self.pad_token_id,
-                                 f"an id below vocab_size={self.vocab_size}")
-        if self.position_offset < 0 or self.position_offset >= self.max_positions:
-            raise ParameterError("position_offset", self.position_offset,
-                                 f"an integer in [0, max_positions={self.max_positions})")
+        reject(not 0 <= self.pad_token_id < self.vocab_size, "pad_token_id", self.pad_token_id,
+               f"an id below vocab_size={self.vocab_size}")
+        reject(self.position_offset < 0 or self.position_offset >= self.max_positions, "position_offset",
+               self.position_offset, f"an integer in [0, max_positions={self.max_positions})")
         if not isinstance(self.layer_attention, list) or len(self.layer_attention) not in (0, self.num_layers):
             raise ParameterError("layer_attention", self.layer_attention,
                                  f"an empty list or one mapping per layer (num_layers={self.num_layers})")
@@ -192,8 +186,7 @@ class EncoderConfig:
         """`length` tokens must fit the position table after `position_offset` and (with `multiple`) be a
         multiple of the attention block size; else a `ParameterError` naming `name`."""
         room = self.max_positions - self.position_offset
-        if length > room:
-            raise ParameterError(name, length, f"<= the model's max_positions - position_offset = {room}")
+        reject(length > room, name, length, f"<= the model's max_positions - position_offset = {room}")
         if multiple and length % self.length_multiple:
             raise ParameterError(name, length, f"a multiple of the attention block size {self.length_multiple}")
 
@@ -210,8 +203,7 @@ class EncoderConfig:
         if self.layer_attention:
             where = f"layer_attention[{layer}]"
             own = self.layer_attention[layer]
-            if not isinstance(own, dict):
-                raise ParameterError(where, own, "a mapping of pattern parameters")
+            reject(not isinstance(own, dict), where, own, "a mapping of pattern parameters")
             spec = merge_pattern(spec, own)
         if "num_heads" in spec:
             raise ParameterError(f"{where}.num_heads", spec["num_heads"],
@@ -292,8 +284,7 @@ PRESETS = {"bigbird-base": bigbird_base, "tiny": tiny}
 
 def preset(name: str, **overrides) -> EncoderConfig:
     """A named preset (`bigbird-base` or `tiny`) with optional overrides, merged as `merge_settings` does."""
-    if name not in PRESETS:
-        raise ParameterError("preset", name, f"one of {sorted(PRESETS)}")
+    reject(name not in PRESETS, "preset", name, f"one of {sorted(PRESETS)}")
     return PRESETS[name](**overrides)
 
 

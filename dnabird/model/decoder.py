@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from dnabird.attention import Full, attention
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 from dnabird.model.encoder import activation, embedding_output, merge_heads, residual, split_heads
 
 
@@ -45,10 +45,7 @@ class DecoderAttention(nn.Module):
     def __init__(self, hidden: int, heads: int, bias: bool, dropout: float):
         super().__init__()
         self.heads, self.dropout = heads, dropout
-        self.query = nn.Linear(hidden, hidden, bias=bias)
-        self.key = nn.Linear(hidden, hidden, bias=bias)
-        self.value = nn.Linear(hidden, hidden, bias=bias)
-        self.output = nn.Linear(hidden, hidden, bias=bias)
+        self.query, self.key, self.value, self.output = (nn.Linear(hidden, hidden, bias=bias) for _ in range(4))
         self.pattern = Full(heads)
 
     def keys_values(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -138,9 +135,8 @@ class Decoder(nn.Module):
         they follow the `cache.length` tokens before them, and the cache grows by T."""
         start = 0 if cache is None else cache.length
         length = input_ids.shape[1]
-        if start + length > self.max_positions:
-            raise ParameterError("decoder length", start + length,
-                                 f"at most the model's {self.max_positions} decoder positions")
+        reject(start + length > self.max_positions, "decoder length", start + length,
+               f"at most the model's {self.max_positions} decoder positions")
         x = word(input_ids) * self.embedding_scale + self.position(
             torch.arange(start, start + length, device=input_ids.device))  # [B, T, H]
         x = embedding_output(x, self.embedding_norm, self.dropout, self.dropout_before_norm)

@@ -15,7 +15,7 @@ from torch.utils.checkpoint import checkpoint
 
 from dnabird.attention import Longformer, attention
 from dnabird.attention.positional import Rotary
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, reject
 from dnabird.model.config import CENTRE_POOLINGS, POOLINGS, STATE_POOLINGS, EncoderConfig
 
 EVAL_TAG = 1  # distinguishes the fixed evaluation seed from every training step's seed
@@ -120,9 +120,7 @@ class SelfAttention(nn.Module):
         super().__init__()
         self.config = config
         hidden, bias = config.hidden_size, config.attention_bias
-        self.query = nn.Linear(hidden, hidden, bias=bias)
-        self.key = nn.Linear(hidden, hidden, bias=bias)
-        self.value = nn.Linear(hidden, hidden, bias=bias)
+        self.query, self.key, self.value = (nn.Linear(hidden, hidden, bias=bias) for _ in range(3))
         self.output = nn.Linear(hidden, hidden)
         self.positional = Rotary(config.head_size, base=config.rotary_base, offset=config.position_offset) \
             if config.positional == "rotary" else None
@@ -130,9 +128,8 @@ class SelfAttention(nn.Module):
             else None
         self.has_global_projections = isinstance(config.pattern(layer), Longformer)
         if self.has_global_projections:
-            self.global_query = nn.Linear(hidden, hidden, bias=bias)
-            self.global_key = nn.Linear(hidden, hidden, bias=bias)
-            self.global_value = nn.Linear(hidden, hidden, bias=bias)
+            self.global_query, self.global_key, self.global_value = (nn.Linear(hidden, hidden, bias=bias)
+                                                                     for _ in range(3))
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None, pattern, seed: int,
                 global_mask: torch.Tensor | None = None, positional_seed: int = 0) -> torch.Tensor:
@@ -198,9 +195,8 @@ class Encoder(nn.Module):
         """The attention pattern of `layer` in this call (Longformer global positions set per call)."""
         pattern = self.config.pattern(layer)
         if global_positions is not None:
-            if not isinstance(pattern, Longformer):
-                raise ParameterError("global_positions", global_positions,
-                                     f"None for a {pattern.type_name} pattern (only Longformer takes them)")
+            reject(not isinstance(pattern, Longformer), "global_positions", global_positions,
+                   f"None for a {pattern.type_name} pattern (only Longformer takes them)")
             pattern = dataclasses.replace(pattern, global_positions=tuple(global_positions))
         return pattern
 

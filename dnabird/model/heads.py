@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, reject
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.config import EncoderConfig
 from dnabird.model.encoder import Encoder, activation, initialised
@@ -108,11 +108,9 @@ class SequenceClassifier(nn.Module):
 
     def __init__(self, config: EncoderConfig, num_outputs: int, *, problem: str = "binary", seed: int = 0):
         super().__init__()
-        if problem not in CLASSIFICATION_PROBLEMS:
-            raise ParameterError("problem", problem, f"one of {CLASSIFICATION_PROBLEMS}")
-        if not isinstance(num_outputs, int) or num_outputs < 1 or (problem == "binary" and num_outputs != 1):
-            raise ParameterError("num_outputs", num_outputs,
-                                 "1 for a binary problem, a positive integer otherwise")
+        reject(problem not in CLASSIFICATION_PROBLEMS, "problem", problem, f"one of {CLASSIFICATION_PROBLEMS}")
+        reject(not isinstance(num_outputs, int) or num_outputs < 1 or (problem == "binary" and num_outputs != 1),
+               "num_outputs", num_outputs, "1 for a binary problem, a positive integer otherwise")
         self.config, self.problem = config, problem
         self.encoder = Encoder(config, seed=seed)
         self.dropout = nn.Dropout(config.dropout)
@@ -150,8 +148,7 @@ class CausalLanguageModel(nn.Module):
 
     def __init__(self, config: EncoderConfig, *, seed: int = 0):
         super().__init__()
-        if not config.causal:
-            raise ParameterError("config.causal", config.causal, "True for a causal language model")
+        reject(not config.causal, "config.causal", config.causal, "True for a causal language model")
         self.config = config
         self.encoder = Encoder(config, seed=seed)
         self.lm = initialised(lambda: MLMHead(config), seed + 1)
@@ -206,9 +203,8 @@ class SpanExtractor(nn.Module):
 
 def _marginal_nll(logits: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
     """Mean over the batch of −log Σ_{gold positions} softmax(logits)."""
-    if not bool(gold.any(-1).all()):
-        raise ParameterError("span targets", "an example without a gold position",
-                             "at least one gold token per example ([CLS] when the answer is not in the input)")
+    reject(not bool(gold.any(-1).all()), "span targets", "an example without a gold position",
+           "at least one gold token per example ([CLS] when the answer is not in the input)")
     gold_logits = logits.masked_fill(~gold, torch.finfo(logits.dtype).min)
     return (logits.logsumexp(-1) - gold_logits.logsumexp(-1)).mean()
 

@@ -12,7 +12,7 @@ import dataclasses
 
 import torch
 
-from dnabird.errors import ConfigError, ParameterError
+from dnabird.errors import ConfigError, reject
 from dnabird.model.checkpoint import add_global_copies
 from dnabird.model.config import EncoderConfig, merge_pattern
 from dnabird.model.heads import PretrainingModel
@@ -58,8 +58,7 @@ def extend_position_table(table: torch.Tensor, offset: int, rows: int) -> torch.
     """Longformer's position copy: a table of `rows` rows whose first `offset` rows (RoBERTa's padding
     positions) are kept and whose rows from `offset` on repeat the trained rows `table[offset:]` in order."""
     trained = table[offset:]
-    if rows < table.shape[0]:
-        raise ParameterError("max_positions", rows, f">= the {table.shape[0]} positions the model has")
+    reject(rows < table.shape[0], "max_positions", rows, f">= the {table.shape[0]} positions the model has")
     repeats = -(-(rows - offset) // len(trained))
     return torch.cat([table[:offset], trained.repeat(repeats, 1)[: rows - offset]])
 

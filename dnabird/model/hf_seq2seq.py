@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from dnabird.errors import CheckpointError, ParameterError
+from dnabird.errors import CheckpointError, reject
 from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import EncoderConfig
 from dnabird.model.hf import NameMap, import_model
@@ -109,8 +109,7 @@ def import_encoder_decoder(architecture: str, source: str | os.PathLike, output:
     from dnabird.model.hf_led import from_hf_led
 
     importers = {"led": from_hf_led, "bigbird_pegasus": from_hf_bigbird_pegasus}
-    if architecture not in importers:
-        raise ParameterError("architecture", architecture, f"one of {sorted(importers)}")
+    reject(architecture not in importers, "architecture", architecture, f"one of {sorted(importers)}")
     model = importers[architecture](source)
     save_imported(model, source, output)
     return model

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dnabird.config import build_config
-from dnabird.errors import CheckpointError, ConfigError, ParameterError, check_positive_ints
+from dnabird.errors import CheckpointError, ConfigError, ParameterError, check_positive_ints, reject
 from dnabird.io import write_text_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.checkpoint import (
@@ -62,15 +62,12 @@ class Seq2SeqConfig:
             self.encoder = EncoderConfig.from_dict(self.encoder, source="encoder")
         check_positive_ints(self, ("decoder_layers", "decoder_heads", "decoder_intermediate_size",
                                    "max_decoder_positions"))
-        if self.encoder.hidden_size % self.decoder_heads:
-            raise ParameterError("decoder_heads", self.decoder_heads,
-                                 f"a divisor of the hidden size {self.encoder.hidden_size}")
+        reject(self.encoder.hidden_size % self.decoder_heads, "decoder_heads", self.decoder_heads,
+               f"a divisor of the hidden size {self.encoder.hidden_size}")
         for name in ("decoder_start_token_id", "eos_token_id"):
-            if not 0 <= getattr(self, name) < self.encoder.vocab_size:
-                raise ParameterError(name, getattr(self, name),
-                                     f"a token id below vocab_size={self.encoder.vocab_size}")
-        if self.encoder.causal:
-            raise ParameterError("encoder.causal", True, "False (the encoder reads the whole input)")
+            reject(not 0 <= getattr(self, name) < self.encoder.vocab_size, name, getattr(self, name),
+                   f"a token id below vocab_size={self.encoder.vocab_size}")
+        reject(self.encoder.causal, "encoder.causal", True, "False (the encoder reads the whole input)")
         if self.encoder.pooling == "cls":
             raise ParameterError("encoder.pooling", "cls", "'mean' (an encoder-decoder has no [CLS] pooler)")
 
