@@ -10,7 +10,7 @@ import numpy as np
 from dnabird.finetune.baselines import logistic_scores, token_counts
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals, median_auroc_intervals, multilabel_metrics
-from dnabird.io import atomic_output
+from dnabird.train.metrics import save_png
 
 TABLE_COLUMNS = ("accuracy", "f1", "auroc", "auprc", "mcc", "precision", "recall")
 INTERVAL_COLUMNS = ("accuracy", "f1", "auroc")
@@ -130,14 +130,7 @@ def plot_group_aurocs(row: dict, groups: dict[str, list[str]], path: Path) -> Pa
     ax.set_ylabel("test AUROC per feature")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3, axis="y")
-    return _save_png(fig, path)
-
-
-def _save_png(fig, path: Path) -> Path:
-    """Lay out `fig` and write it to `path` as a 100-dpi PNG (atomically)."""
-    fig.tight_layout()
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
+    save_png(fig, path)
     return path
 
 
@@ -180,5 +173,6 @@ def plot_curves(labels: np.ndarray, scores: dict[str, np.ndarray], out_dir: Path
         ax.set_ylabel(axes[1])
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        paths.append(_save_png(fig, out_dir / f"{name}.png"))
+        paths.append(out_dir / f"{name}.png")
+        save_png(fig, paths[-1])
     return paths
