@@ -34,10 +34,7 @@ def _check(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def _weighted_binary(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
     """Each metric for each row of `weights` ([R, N] example weights); NaN where undefined."""
     predicted = scores >= 0.5
-    tp = (weights * (labels & predicted)).sum(1)
-    fp = (weights * (~labels & predicted)).sum(1)
-    fn = (weights * (labels & ~predicted)).sum(1)
-    tn = (weights * (~labels & ~predicted)).sum(1)
+    tp, fp, fn, tn = ((weights * (y & p)).sum(1) for p in (predicted, ~predicted) for y in (labels, ~labels))
     with np.errstate(divide="ignore", invalid="ignore"):
         precision = tp / (tp + fp)
         recall = tp / (tp + fn)
@@ -112,13 +109,10 @@ def multiclass_metrics(labels: Sequence[int], scores: np.ndarray) -> dict:
     labels, scores = np.asarray(labels), np.asarray(scores)
     if scores.ndim != 2 or len(scores) != len(labels) or len(labels) == 0:
         raise ParameterError("scores", scores.shape, f"an array [N={len(labels)}, classes]")
-    predicted = scores.argmax(1)
-    f1 = []
-    for c in range(scores.shape[1]):
-        tp = np.sum((predicted == c) & (labels == c))
-        support = np.sum(labels == c) + np.sum(predicted == c)
-        if support:
-            f1.append(2 * tp / support)
+    predicted, classes = scores.argmax(1), np.arange(scores.shape[1])[:, None]
+    tp = ((predicted == classes) & (labels == classes)).sum(1)
+    support = (labels == classes).sum(1) + (predicted == classes).sum(1)    # per class; F1 over classes seen
+    f1 = 2 * tp[support > 0] / support[support > 0]
     return {"accuracy": float(np.mean(predicted == labels)), "macro_f1": float(np.mean(f1)),
             "examples": int(len(labels))}
 

@@ -136,6 +136,7 @@ class BundleExamples(EpochExamples):
         super().__init__(np.zeros(0), seed=seed, shuffle=shuffle)
         self.split, self.rows, self.tokenizer = split, rows, tokenizer
         self.block_size, self.length, self.slab, self.buffer_slabs = block_size, length, slab, buffer_slabs
+        self.buffer_rows = slab * buffer_slabs
         self.truncated = 0
         self._buffer: tuple[int, int, np.ndarray, np.ndarray] | None = None
 
@@ -144,10 +145,6 @@ class BundleExamples(EpochExamples):
 
     def permutation(self, epoch: int) -> np.ndarray:
         return slab_order(self.rows, slab=self.slab, buffer_slabs=self.buffer_slabs, seed=self.seed, epoch=epoch)
-
-    @property
-    def buffer_rows(self) -> int:
-        return self.slab * self.buffer_slabs
 
     def load_buffer(self, epoch: int, buffer: int) -> tuple[np.ndarray, np.ndarray]:
         """(ids, labels) of buffer `buffer` of epoch `epoch`, rows in visiting order."""

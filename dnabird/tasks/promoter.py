@@ -354,10 +354,9 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
 
 
 def _gc_summary(split: _Split) -> dict:
-    means = {}
-    for kind, sequences in (("positive", split.positive_seqs), ("negative", split.negative_seqs)):
-        means[f"{kind}_mean"] = round(float(np.mean([gc_fraction(s) for s in sequences])), 4) if sequences else None
-    return means
+    """Mean GC of the split's positive and of its negative windows (None when there are none)."""
+    return {f"{kind}_mean": round(float(np.mean([gc_fraction(s) for s in sequences])), 4) if sequences else None
+            for kind, sequences in (("positive", split.positive_seqs), ("negative", split.negative_seqs))}
 
 
 CONFIG = PromoterConfig
