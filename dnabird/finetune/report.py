@@ -37,10 +37,9 @@ def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[st
     scores = {MODEL_ROW: model_scores}
     for name, (train_x, test_x) in baselines.items():
         scores[f"{name} baseline"] = logistic_scores(train_x, train_labels, test_x, seed=seed)
-    rows = {}
-    for name, values in scores.items():
-        rows[name] = binary_metrics(labels, values)
-        rows[name]["ci95"] = bootstrap_intervals(labels, values, groups=groups, resamples=resamples, seed=seed)
+    rows = {name: {**binary_metrics(labels, values),
+                   "ci95": bootstrap_intervals(labels, values, groups=groups, resamples=resamples, seed=seed)}
+            for name, values in scores.items()}
     return rows, scores
 
 
