@@ -16,6 +16,15 @@ from dnabird.io import follow_umask, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
 
 
+def classifier_forward(model: torch.nn.Module, batch: dict[str, torch.Tensor], problem: str, positive_weight: float,
+                       **extra):
+    """The classifier's output on a collated batch, with its loss (BCE weighting positives by
+    `positive_weight`, or CE for a multi-class problem); `extra` goes to the model (e.g. `step`)."""
+    weight = None if problem == "multiclass" else torch.tensor(positive_weight, device=batch["labels"].device)
+    return model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
+                 pos_weight=weight, global_attention_mask=batch.get("global_attention_mask"), **extra)
+
+
 @torch.no_grad()
 def predict(model: torch.nn.Module, examples: EpochExamples, spec: TaskSpec, *, batch_size: int = 8,
             pad_id: int, positive_weight: float = 1.0,
@@ -24,13 +33,11 @@ def predict(model: torch.nn.Module, examples: EpochExamples, spec: TaskSpec, *, 
     are probabilities: sigmoid per output (binary [N], multi-label [N, K]) or softmax (multi-class)."""
     model.eval()
     labels, scores, loss_sum = [], [], 0.0
-    weight = torch.tensor(positive_weight, device=device) if spec.problem != "multiclass" else None
     for first in range(0, len(examples), batch_size):
         batch = collate([examples.example(i, 0) for i in range(first, min(len(examples), first + batch_size))],
                         pad_id=pad_id, class_labels=spec.problem == "multiclass")
         batch = {k: v.to(device) for k, v in batch.items()}
-        out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
-                    pos_weight=weight, global_attention_mask=batch.get("global_attention_mask"))
+        out = classifier_forward(model, batch, spec.problem, positive_weight)
         loss_sum += float(out.loss) * len(batch["labels"])
         logits = out.logits.float()
         scores.append((F.softmax(logits, -1) if spec.problem == "multiclass" else torch.sigmoid(logits)).cpu())

@@ -34,10 +34,7 @@ def _check(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarr
 def _weighted_binary(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
     """Each metric for each row of `weights` ([R, N] example weights); NaN where undefined."""
     predicted = scores >= 0.5
-    tp = (weights * (labels & predicted)).sum(1)
-    fp = (weights * (~labels & predicted)).sum(1)
-    fn = (weights * (labels & ~predicted)).sum(1)
-    tn = (weights * (~labels & ~predicted)).sum(1)
+    tp, fp, fn, tn = ((weights * (y & p)).sum(1) for p in (predicted, ~predicted) for y in (labels, ~labels))
     with np.errstate(divide="ignore", invalid="ignore"):
         precision = tp / (tp + fp)
         recall = tp / (tp + fn)
@@ -75,6 +72,12 @@ def _resample_weights(n: int, groups: Sequence | None, resamples: int, seed: int
     return weights[:, cluster]
 
 
+def _interval(values: np.ndarray, level: float) -> list[float] | None:
+    """The central `level` percentile interval of the bootstrap `values` (None when there are none)."""
+    tail = 100 * (1 - level) / 2
+    return np.percentile(values, [tail, 100 - tail]).tolist() if len(values) else None
+
+
 def _finite_or_none(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
@@ -98,12 +101,7 @@ def bootstrap_intervals(labels: Sequence[int], scores: Sequence[float], *, group
     if resamples < 1 or not 0 < level < 1:
         raise ParameterError("resamples, level", (resamples, level), "an integer >= 1 and a level in (0, 1)")
     values = _weighted_binary(labels, scores, _resample_weights(len(labels), groups, resamples, seed))
-    tail = 100 * (1 - level) / 2
-    intervals = {}
-    for name in metrics:
-        finite = values[name][np.isfinite(values[name])]
-        intervals[name] = np.percentile(finite, [tail, 100 - tail]).tolist() if len(finite) else None
-    return intervals
+    return {name: _interval(values[name][np.isfinite(values[name])], level) for name in metrics}
 
 
 def multiclass_metrics(labels: Sequence[int], scores: np.ndarray) -> dict:
@@ -111,13 +109,10 @@ def multiclass_metrics(labels: Sequence[int], scores: np.ndarray) -> dict:
     labels, scores = np.asarray(labels), np.asarray(scores)
     if scores.ndim != 2 or len(scores) != len(labels) or len(labels) == 0:
         raise ParameterError("scores", scores.shape, f"an array [N={len(labels)}, classes]")
-    predicted = scores.argmax(1)
-    f1 = []
-    for c in range(scores.shape[1]):
-        tp = np.sum((predicted == c) & (labels == c))
-        support = np.sum(labels == c) + np.sum(predicted == c)
-        if support:
-            f1.append(2 * tp / support)
+    predicted, classes = scores.argmax(1), np.arange(scores.shape[1])[:, None]
+    tp = ((predicted == classes) & (labels == classes)).sum(1)
+    support = (labels == classes).sum(1) + (predicted == classes).sum(1)    # per class; F1 over classes seen
+    f1 = 2 * tp[support > 0] / support[support > 0]
     return {"accuracy": float(np.mean(predicted == labels)), "macro_f1": float(np.mean(f1)),
             "examples": int(len(labels))}
 
@@ -160,7 +155,6 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
     weights = _resample_weights(len(labels), clusters, resamples, seed)
     index = {name: k for k, name in enumerate(names)}
     per_label = {}
-    tail = 100 * (1 - level) / 2
     out = {}
     for group, members in groups.items():
         for m in members:
@@ -169,12 +163,8 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
         # [R, labels of the group]
         matrix = np.stack([per_label[m] for m in members], axis=1) if members else np.zeros((len(weights), 0))
         defined = np.isfinite(matrix).any(axis=1)
-        if not defined.any():
-            out[group] = None
-            continue
         with np.errstate(all="ignore"):
-            values = np.nanmedian(matrix[defined], axis=1)
-        out[group] = np.percentile(values, [tail, 100 - tail]).tolist()
+            out[group] = _interval(np.nanmedian(matrix[defined], axis=1), level)
     return out
 
 

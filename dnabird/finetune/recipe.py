@@ -21,7 +21,7 @@ from dnabird.errors import CheckpointError, ParameterError
 from dnabird.finetune.baselines import multilabel_logistic_scores
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, collate
-from dnabird.finetune.evaluate import Selection, predict, score
+from dnabird.finetune.evaluate import Selection, classifier_forward, predict, score
 from dnabird.finetune.report import (
     FORWARD_ROW,
     MODEL_ROW,
@@ -115,9 +115,7 @@ def classification_loss(positive_weight: float, problem: str):
 
     def loss_fn(model, batch: dict[str, torch.Tensor], step: int) -> LossOutput:
         labels = batch["labels"]
-        weight = None if problem == "multiclass" else torch.tensor(positive_weight, device=labels.device)
-        out = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=labels,
-                    pos_weight=weight, step=step, global_attention_mask=batch.get("global_attention_mask"))
+        out = classifier_forward(model, batch, problem, positive_weight, step=step)
         predicted = out.logits.argmax(-1) if problem == "multiclass" else (out.logits > 0).float()
         correct = (predicted == labels).float().sum()
         return LossOutput(out.loss, int(batch["attention_mask"].sum()),
@@ -169,8 +167,9 @@ def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, sel
     """Score the selected model on test (with the baselines for a binary task); write report.json and the
     plots, print the table."""
     out_dir = Path(config.train.out_dir)
-    labels, scores, loss = predict(model, data.test, data.spec, batch_size=config.eval_batch_size,
-                                   pad_id=tokenizer.pad_id, positive_weight=config.positive_weight, device=device)
+    scored = functools.partial(predict, model, spec=data.spec, batch_size=config.eval_batch_size,
+                               pad_id=tokenizer.pad_id, positive_weight=config.positive_weight, device=device)
+    labels, scores, loss = scored(data.test)
     test = {"loss": loss}
     lengths = {}
     if data.spec.problem == "binary":
@@ -187,8 +186,7 @@ def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, sel
         groups = data.report_groups or data.spec.label_groups
         row_scores = {MODEL_ROW: scores}
         if data.test_reverse is not None:
-            _, reverse, _ = predict(model, data.test_reverse, data.spec, batch_size=config.eval_batch_size,
-                                    pad_id=tokenizer.pad_id, positive_weight=config.positive_weight, device=device)
+            _, reverse, _ = scored(data.test_reverse)
             row_scores = {MODEL_ROW: (scores + reverse) / 2, FORWARD_ROW: scores}
         train_labels = data.train.labels if data.baseline_labels is None else data.baseline_labels
         for name, (train_x, test_x) in data.baseline_features.items():

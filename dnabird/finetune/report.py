@@ -10,7 +10,7 @@ import numpy as np
 from dnabird.finetune.baselines import logistic_scores, token_counts
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals, median_auroc_intervals, multilabel_metrics
-from dnabird.io import atomic_output
+from dnabird.train.metrics import save_png
 
 TABLE_COLUMNS = ("accuracy", "f1", "auroc", "auprc", "mcc", "precision", "recall")
 INTERVAL_COLUMNS = ("accuracy", "f1", "auroc")
@@ -37,10 +37,9 @@ def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[st
     scores = {MODEL_ROW: model_scores}
     for name, (train_x, test_x) in baselines.items():
         scores[f"{name} baseline"] = logistic_scores(train_x, train_labels, test_x, seed=seed)
-    rows = {}
-    for name, values in scores.items():
-        rows[name] = binary_metrics(labels, values)
-        rows[name]["ci95"] = bootstrap_intervals(labels, values, groups=groups, resamples=resamples, seed=seed)
+    rows = {name: {**binary_metrics(labels, values),
+                   "ci95": bootstrap_intervals(labels, values, groups=groups, resamples=resamples, seed=seed)}
+            for name, values in scores.items()}
     return rows, scores
 
 
@@ -130,14 +129,7 @@ def plot_group_aurocs(row: dict, groups: dict[str, list[str]], path: Path) -> Pa
     ax.set_ylabel("test AUROC per feature")
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3, axis="y")
-    return _save_png(fig, path)
-
-
-def _save_png(fig, path: Path) -> Path:
-    """Lay out `fig` and write it to `path` as a 100-dpi PNG (atomically)."""
-    fig.tight_layout()
-    with atomic_output(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
+    save_png(fig, path)
     return path
 
 
@@ -180,5 +172,6 @@ def plot_curves(labels: np.ndarray, scores: dict[str, np.ndarray], out_dir: Path
         ax.set_ylabel(axes[1])
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        paths.append(_save_png(fig, out_dir / f"{name}.png"))
+        paths.append(out_dir / f"{name}.png")
+        save_png(fig, paths[-1])
     return paths

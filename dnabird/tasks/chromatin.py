@@ -32,7 +32,7 @@ from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
 from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
 from dnabird.tasks.deepsea import GROUPS, BundleSplit, FeatureTable, decode_onehot, load_table, open_bundle, slab_order
-from dnabird.tasks.splits import overlap_groups
+from dnabird.tasks.splits import overlap_groups, window_bases
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +136,7 @@ class BundleExamples(EpochExamples):
         super().__init__(np.zeros(0), seed=seed, shuffle=shuffle)
         self.split, self.rows, self.tokenizer = split, rows, tokenizer
         self.block_size, self.length, self.slab, self.buffer_slabs = block_size, length, slab, buffer_slabs
+        self.buffer_rows = slab * buffer_slabs
         self.truncated = 0
         self._buffer: tuple[int, int, np.ndarray, np.ndarray] | None = None
 
@@ -144,10 +145,6 @@ class BundleExamples(EpochExamples):
 
     def permutation(self, epoch: int) -> np.ndarray:
         return slab_order(self.rows, slab=self.slab, buffer_slabs=self.buffer_slabs, seed=self.seed, epoch=epoch)
-
-    @property
-    def buffer_rows(self) -> int:
-        return self.slab * self.buffer_slabs
 
     def load_buffer(self, epoch: int, buffer: int) -> tuple[np.ndarray, np.ndarray]:
         """(ids, labels) of buffer `buffer` of epoch `epoch`, rows in visiting order."""
@@ -306,17 +303,11 @@ def window_sequences(genome, bins: list[Bin], window: int, max_n_fraction: float
     for b in bins:
         if b.chrom not in genome:
             raise InputFormatError(f"bin {b.chrom}:{b.start}-{b.end}: chromosome not in the genome", path=genome.path)
-        centre = (b.start + b.end) // 2
-        start = centre - window // 2
-        if start < 0 or start + window > genome.length(b.chrom):
-            counts["off_chromosome_end"] += 1
-            continue
-        sequence = np.frombuffer(genome.fetch(b.chrom, start, start + window).sequence.encode("ascii"), np.uint8)
-        if np.count_nonzero(sequence == ord("N")) > max_n_fraction * window:
-            counts["too_many_n"] += 1
-            continue
-        kept.append(b)
-        sequences.append(sequence)
+        start = (b.start + b.end) // 2 - window // 2
+        sequence = window_bases(genome, b.chrom, start, start + window, "+", max_n_fraction, counts)
+        if sequence is not None:
+            kept.append(b)
+            sequences.append(sequence)
     return kept, sequences
 
 

@@ -142,8 +142,7 @@ class GenomicNegatives:
             return None
         self._used.add(self._key(pick))
         minus = bool(self.minus[pick])
-        start = int(self.start[pick])
-        position = start + (self.anchor.downstream - 1 if minus else self.anchor.upstream)
+        position = int(self.start[pick]) + (self.anchor.downstream - 1 if minus else self.anchor.upstream)
         return GenomicWindow(self.chroms[self.chrom_id[pick]], position, "-" if minus else "+", float(self.gc[pick]))
 
     def _key(self, index: int) -> tuple[int, int]:

@@ -31,7 +31,7 @@ from dnabird.genome.reference import Genome
 from dnabird.io import write_text_atomic
 from dnabird.model.task_spec import TaskSpec, parse_anchor
 from dnabird.tasks.negatives import CPG_CLASSES, GenomicNegatives, cpg_class, deepromoter_negative, gc_fraction
-from dnabird.tasks.splits import SPLITS, chromosome_split, overlap_groups, random_split
+from dnabird.tasks.splits import SPLITS, chromosome_split, overlap_groups, random_split, window_bases
 from dnabird.tasks.tss import lift_sites, write_dropped, write_lifted
 
 log = logging.getLogger(__name__)
@@ -187,15 +187,9 @@ def positive_windows(config: PromoterData, sites: list[Tss], genome: Genome, cou
             continue
         chrom = genome.resolve(site.chrom)
         start, end = anchor.interval(site.position, site.strand)
-        window = genome.fetch(chrom, start, end, site.strand)
-        if window.pad_left or window.pad_right:
-            counts["off_chromosome_end"] += 1
-            continue
-        sequence = _as_array(window.sequence)
-        if np.count_nonzero(sequence == ord("N")) > config.max_n_fraction * len(sequence):
-            counts["too_many_n"] += 1
-            continue
-        yield Tss(chrom, site.position, site.strand, site.name), start, end, gc_fraction(sequence), sequence
+        sequence = window_bases(genome, chrom, start, end, site.strand, config.max_n_fraction, counts)
+        if sequence is not None:
+            yield Tss(chrom, site.position, site.strand, site.name), start, end, gc_fraction(sequence), sequence
 
 
 def _assign_splits(config: PromoterData, windows: list, genome: Genome, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -354,10 +348,9 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
 
 
 def _gc_summary(split: _Split) -> dict:
-    means = {}
-    for kind, sequences in (("positive", split.positive_seqs), ("negative", split.negative_seqs)):
-        means[f"{kind}_mean"] = round(float(np.mean([gc_fraction(s) for s in sequences])), 4) if sequences else None
-    return means
+    """Mean GC of the split's positive and of its negative windows (None when there are none)."""
+    return {f"{kind}_mean": round(float(np.mean([gc_fraction(s) for s in sequences])), 4) if sequences else None
+            for kind, sequences in (("positive", split.positive_seqs), ("negative", split.negative_seqs))}
 
 
 CONFIG = PromoterConfig

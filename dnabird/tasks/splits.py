@@ -1,8 +1,9 @@
-"""Train / validation / test splits of genomic windows: by chromosome, or at random by groups of
-overlapping windows, so that no stretch of sequence is seen in two splits."""
+"""Genomic windows of a task: read with the shared drop rules, and split into train / validation / test by
+chromosome, or at random by groups of overlapping windows, so that no stretch of sequence is seen in two splits."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,6 +11,20 @@ import numpy as np
 from dnabird.errors import ConfigError, ParameterError
 
 SPLITS = ("train", "validation", "test")
+
+
+def window_bases(genome, chrom: str, start: int, end: int, strand: str, max_n_fraction: float,
+                 counts: Counter) -> np.ndarray | None:
+    """Bases [start, end) of `chrom` on `strand` as uint8 ASCII, or None when the window runs off the
+    chromosome or holds more than `max_n_fraction` N (counted in `counts`: off_chromosome_end, too_many_n)."""
+    if start < 0 or end > genome.length(chrom):
+        counts["off_chromosome_end"] += 1
+        return None
+    bases = np.frombuffer(genome.fetch(chrom, start, end, strand).sequence.encode("ascii"), np.uint8)
+    if np.count_nonzero(bases == ord("N")) > max_n_fraction * len(bases):
+        counts["too_many_n"] += 1
+        return None
+    return bases
 
 
 def overlap_groups(chroms: Sequence[str], starts: Sequence[int], ends: Sequence[int]) -> np.ndarray:

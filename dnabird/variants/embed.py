@@ -55,8 +55,13 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
         vectors.append(predictor.pooled(rows, eval_length, pooling, names[first:first + batch_size]).numpy())
     result = np.concatenate(vectors) if vectors else np.zeros((0, predictor.model.config.hidden_size), np.float32)
     if out is not None:
-        _write(out, result, names, {"pooling": pooling, "eval_length": eval_length,
-                                    "tokenizer_hash": predictor.tokenizer.hash})
+        from dnabird.variants.writers import hdf5_output, string_dataset
+
+        settings = {"pooling": pooling, "eval_length": eval_length, "tokenizer_hash": predictor.tokenizer.hash}
+        with hdf5_output(out, settings) as handle:
+            handle.create_dataset("embeddings", data=result.astype(np.float32))
+            string_dataset(handle, "names", names)
+            handle.attrs["pooling"] = pooling
     return result
 
 
@@ -79,12 +84,3 @@ def _inputs(source, regions) -> tuple[list[str], list[str]]:
         names.append(rest[0] if rest and rest[0] not in (None, ".") else f"{chrom}:{start}-{end}:{strand}")
         sequences.append(genome.fetch(chrom, start, end, strand).sequence.upper())
     return names, sequences
-
-
-def _write(path, vectors: np.ndarray, names: list[str], settings: dict) -> None:
-    from dnabird.variants.writers import hdf5_output, string_dataset
-
-    with hdf5_output(path, settings) as out:
-        out.create_dataset("embeddings", data=vectors.astype(np.float32))
-        string_dataset(out, "names", names)
-        out.attrs["pooling"] = settings["pooling"]

@@ -122,17 +122,12 @@ class Predictor:
         self.check_finite(per_row.index_add_(0, out.mlm_positions[:, 0], log_probs.sum(-1)).cpu(),
                           "masked-LM log-probabilities", names)
         where = {tuple(p): n for n, p in enumerate(out.mlm_positions.tolist())}
-        picks, tokens, slots, slot = [], [], [], 0
-        for row, sets in enumerate(targets):
-            for wanted in sets:
-                for index, token in wanted.items():
-                    picks.append(where[(row, index + 1)])
-                    tokens.append(token)
-                    slots.append(slot)
-                slot += 1
-        device = log_probs.device
-        values = log_probs[torch.tensor(picks, device=device), torch.tensor(tokens, device=device)].double().cpu()
-        return torch.zeros(slot, dtype=torch.float64).index_add_(0, torch.tensor(slots, dtype=torch.long), values)
+        wanted = [(row, tokens) for row, sets in enumerate(targets) for tokens in sets]  # one value per set
+        picks = [(where[(row, index + 1)], token, n) for n, (row, tokens) in enumerate(wanted)
+                 for index, token in tokens.items()]
+        at, true_ids, slots = (torch.tensor([p[k] for p in picks], dtype=torch.long) for k in range(3))
+        values = log_probs[at.to(log_probs.device), true_ids.to(log_probs.device)].double().cpu()
+        return torch.zeros(len(wanted), dtype=torch.float64).index_add_(0, slots, values)
 
     @torch.no_grad()
     def pooled(self, rows: Sequence[Sequence[int]], length: int, pooling: str,

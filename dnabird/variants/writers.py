@@ -31,6 +31,7 @@ from dnabird.variants.scores import SCORE_KINDS, VariantScores
 
 INTEGER_COLUMNS = ("record", "allele", "pos", "window_start", "window_end", "clip_left", "clip_right")
 FLAG_COLUMNS = ("ref_match", "pad_left", "pad_right")
+COLUMN_DTYPES = {**dict.fromkeys(INTEGER_COLUMNS, np.int64), **dict.fromkeys(FLAG_COLUMNS, bool)}  # others: strings
 INFO_KEYS = {kind: f"DNABIRD_{kind.upper()}" for kind in SCORE_KINDS}
 FLAGS = {"DNABIRD_REF_MISMATCH": "REF differs from the genome; scored with the genome's bases",
          "DNABIRD_CLIPPED": "a scored window was clipped at an N run or a contig end"}
@@ -74,10 +75,8 @@ def write_hdf5(scores: VariantScores, path: str | os.PathLike) -> None:
         for name, table in (("windows", scores.units), ("skipped", scores.skipped)):
             group = out.create_group(name)
             for column in table.columns:
-                if column in INTEGER_COLUMNS:
-                    group.create_dataset(column, data=table[column].to_numpy(np.int64))
-                elif column in FLAG_COLUMNS:
-                    group.create_dataset(column, data=table[column].to_numpy(bool))
+                if column in COLUMN_DTYPES:
+                    group.create_dataset(column, data=table[column].to_numpy(COLUMN_DTYPES[column]))
                 else:
                     string_dataset(group, column, table[column].astype(str))
 
