@@ -22,16 +22,17 @@ def run(args: argparse.Namespace) -> None:
 
     out = Path(args.out)
     outputs = scored_outputs(args.model, args.method)
-    for output in args.plot or ():
+    plots = args.plot or outputs[:1]
+    for output in plots:
         if output not in outputs:
             raise ParameterError("--plot", output, f"one of the model's outputs {outputs[:10]}")
-    check_outputs([out / name for name in ("ism.h5", "ism.tsv", *(plot_name(o) for o in args.plot or outputs[:1]))],
+    check_outputs([out / name for name in ("ism.h5", "ism.tsv", *map(plot_name, plots))],
                   folders=[out], inputs=[args.genome, f"{args.genome}.fai"])
     result = saturation_mutagenesis(args.model, args.genome, args.region, **options(args, *MODEL_OPTIONS))
     out.mkdir(parents=True, exist_ok=True)
     result.to_hdf5(out / "ism.h5")
     result.scores.to_tsv(out / "ism.tsv")
-    for output in args.plot or outputs[:1]:
+    for output in plots:
         result.plot(out / plot_name(output), output=output)
     print(f"wrote {out}: {len(result.scores.units)} SNVs of {result.chrom}:{result.start + 1}-{result.end}")
 

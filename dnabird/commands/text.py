@@ -4,6 +4,7 @@ triviaqa-to-squad); the training commands read a YAML of their config's keys, as
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 
@@ -30,11 +31,8 @@ def tokenizer_encode(args: argparse.Namespace) -> None:
 
 def _train(module: str, function: str):
     def run(args: argparse.Namespace) -> None:
-        import importlib
-
         recipe = importlib.import_module(module)
         getattr(recipe, function)(recipe.load_config(args.config, args.overrides), resume=args.resume)
-        return
     return run
 
 

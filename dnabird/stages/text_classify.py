@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
-from dnabird.finetune.report import MODEL_ROW
+from dnabird.finetune.report import MODEL_ROW, _value
 from dnabird.pipeline import RunContext
 from dnabird.stages import filled, finetune
 from dnabird.stages.compare import NamedModels, Track, comparison_stage
@@ -44,8 +44,7 @@ def inputs(config, context: RunContext) -> list:
 
 
 def _accuracy(row: dict) -> str:
-    ci = row.get("ci95", {}).get("accuracy")
-    return f"{row['accuracy']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+    return _value(row["accuracy"], row.get("ci95", {}).get("accuracy"))
 
 
 def _f1(row: dict):

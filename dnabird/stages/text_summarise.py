@@ -14,7 +14,7 @@ from typing import ClassVar
 from dnabird.stages import resuming
 from dnabird.stages.compare import NamedModels, Track, comparison_stage
 from dnabird.stages.text_classify import inputs, model_rows, text_paths
-from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, finetune, rouge_cell
+from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, finetune, rouge_cells
 
 
 @dataclass
@@ -26,16 +26,11 @@ class TextSummariseStageConfig(NamedModels):
     TASK: ClassVar[str] = TASK
 
 
-def _rouge_cells(row: dict) -> str:
-    """A table row's test ROUGE-1, ROUGE-2 and ROUGE-L cells (95 % intervals)."""
-    return " | ".join(rouge_cell(row, t) for t in ("rouge1", "rouge2", "rougeL"))
-
-
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, SummariseConfig]) -> str:
     """A Markdown table: each model's test ROUGE-1/2/L (95 % intervals), then the lead-k baseline."""
     lines = ["| model | attention | encoder tokens | selected step | validation ROUGE-L | test ROUGE-1 | "
              "test ROUGE-2 | test ROUGE-L | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
-    lines += model_rows(reports, seconds, settings, lambda report: report["selection"]["value"], _rouge_cells)
+    lines += model_rows(reports, seconds, settings, lambda report: report["selection"]["value"], rouge_cells)
     test_sets: dict[str, list[str]] = {}  # test file -> the models scored on it (a warm-up run has its own)
     for name in reports:
         test_sets.setdefault(str(settings[name].data.test), []).append(name)
@@ -43,7 +38,7 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
         label = f" ({', '.join(names)})" if len(test_sets) > 1 else ""
         for scorer, row in reports[names[0]]["test"]["rows"].items():
             if scorer != MODEL_ROW:
-                lines.append(f"| {scorer}{label} | — | — | — | — | {_rouge_cells(row)} | — |")
+                lines.append(f"| {scorer}{label} | — | — | — | — | {rouge_cells(row)} | — |")
     return "\n".join(lines)
 
 

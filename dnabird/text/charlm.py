@@ -90,11 +90,8 @@ def evaluation_windows(start: int, end: int, *, context: int, stride: int) -> li
     if not 0 < stride < context:
         raise ParameterError("stride", stride, f"an integer in [1, context={context}) (a window holds at least "
                              "one byte before those it scores)")
-    windows = []
-    for scored_start in range(max(start, 1), end, stride):
-        scored_end = min(scored_start + stride, end)
-        windows.append((max(0, scored_end - context), scored_end, scored_start))
-    return windows
+    scored = ((first, min(first + stride, end)) for first in range(max(start, 1), end, stride))
+    return [(max(0, scored_end - context), scored_end, first) for first, scored_end in scored]
 
 
 @torch.no_grad()

@@ -18,6 +18,7 @@ space), beside a unigram model of the training tokens.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,18 +45,9 @@ from dnabird.train.recipe import recipe_run
 
 def pack_documents(tokenizer: TextTokenizer, documents, *, batch: int = 256) -> np.ndarray:
     """The token stream of `documents`, each followed by [SEP] (int32)."""
-    parts, pending = [], []
-
-    def flush():
-        for ids in tokenizer.encode(pending):
-            parts.append(np.asarray([*ids, tokenizer.sep_id], dtype=np.int32))
-        pending.clear()
-
-    for document in documents:
-        pending.append(document)
-        if len(pending) == batch:
-            flush()
-    flush()
+    parts, documents = [], iter(documents)
+    while chunk := list(itertools.islice(documents, batch)):  # `batch` documents per tokenizer call
+        parts += [np.asarray([*ids, tokenizer.sep_id], dtype=np.int32) for ids in tokenizer.encode(chunk)]
     if not parts:
         raise ParameterError("documents", "no documents", "at least one non-empty document")
     return np.concatenate(parts)

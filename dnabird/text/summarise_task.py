@@ -16,6 +16,7 @@ import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +28,7 @@ from dnabird.errors import InputFormatError, ParameterError, require_paths
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.evaluate import Selection
+from dnabird.finetune.report import _value
 from dnabird.io import write_json_atomic, write_text_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.generation import GenerationSettings
@@ -222,14 +224,14 @@ def finetune(config: SummariseConfig, *, resume: bool = False) -> dict:
         _, _, encoded, targets = splits["train"]
         train_examples = PairExamples(encoded.ids, targets, model.config.decoder_start_token_id, seed=config.seed,
                                       shuffle=True)
-        generation = config.generation_settings()
+        summariser = partial(Summariser, tokenizer=tokenizer, settings=config.generation_settings(),
+                             max_length=config.data.max_length, batch_size=config.eval_batch_size, device=run.device)
         selection = Selection("rougeL")
         documents, references, valid_encoded, _ = splits["validation"]
         shown = slice(0, config.validation_documents)
 
         def validate(net, step: int) -> dict:
-            predictions = Summariser(net, tokenizer, settings=generation, max_length=config.data.max_length,
-                                     batch_size=config.eval_batch_size, device=run.device).summarise(
+            predictions = summariser(net).summarise(
                 documents[shown], encoded=dataclasses.replace(valid_encoded, ids=valid_encoded.ids[shown]))
             scores = rouge_report(predictions, references[shown], resamples=1)
             scores = {name: scores[name] for name in ROUGE_TYPES}
@@ -242,19 +244,17 @@ def finetune(config: SummariseConfig, *, resume: bool = False) -> dict:
                 run_info={"summarise": dataclasses.asdict(config)}, tokenizer_files=(tokenizer.path,),
                 validate=validate, selection=selection)
         if run.is_main:
-            report = report_on_test(model, tokenizer, splits, config, selection, run.device)
+            report = report_on_test(summariser(model), splits, config, selection)
     return report
 
 
-def report_on_test(model, tokenizer, splits: dict, config: SummariseConfig, selection: Selection, device) -> dict:
+def report_on_test(summariser: Summariser, splits: dict, config: SummariseConfig, selection: Selection) -> dict:
     """ROUGE of the model's test summaries and of lead-k, with intervals; report.json, predictions.jsonl."""
     from dnabird.provenance import versions
 
     out_dir = Path(config.train.out_dir)
     documents, references, encoded, _ = splits["test"]
-    predictions = Summariser(model, tokenizer, settings=config.generation_settings(),
-                             max_length=config.data.max_length, batch_size=config.eval_batch_size,
-                             device=device).summarise(documents, encoded=encoded)
+    predictions = summariser.summarise(documents, encoded=encoded)
     k = config.data.lead_sentences
     options = dict(resamples=config.bootstrap_resamples, seed=config.seed)
     rows = {MODEL_ROW: rouge_report(predictions, references, **options),
@@ -271,13 +271,13 @@ def report_on_test(model, tokenizer, splits: dict, config: SummariseConfig, sele
     return report
 
 
-def rouge_cell(row: dict, name: str) -> str:
-    ci = row["ci95"].get(name)
-    return f"{row[name]:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+def rouge_cells(row: dict) -> str:
+    """A report row's ROUGE-1, ROUGE-2 and ROUGE-L Markdown cells (95 % intervals)."""
+    return " | ".join(_value(row[name], row["ci95"].get(name)) for name in ROUGE_TYPES)
 
 
 def rouge_table(rows: dict[str, dict]) -> str:
     """A Markdown table of ROUGE-1/2/L (95 % intervals) per scorer."""
     lines = ["| scorer | ROUGE-1 | ROUGE-2 | ROUGE-L |", "|---|---|---|---|"]
-    lines += [f"| {name} | " + " | ".join(rouge_cell(row, t) for t in ROUGE_TYPES) + " |" for name, row in rows.items()]
+    lines += [f"| {name} | {rouge_cells(row)} |" for name, row in rows.items()]
     return "\n".join(lines)
