@@ -292,14 +292,6 @@ def _merge(intervals: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     return merged
 
 
-def _split_of(chrom: str, start: int, length: int) -> str:
-    if chrom in TEST_CHROMOSOMES:
-        return "test"
-    if chrom == VALID_CHROMOSOME and start < VALID_FRACTION * length:
-        return "valid"
-    return "train"
-
-
 def build_chromatin(genome: ToyGenome, rng: np.random.Generator) -> ChromatinData:
     """Peaks, then DeepSEA bins, labels and one-hot inputs for every split."""
     peaks = call_peaks(genome, rng)
@@ -319,7 +311,8 @@ def build_chromatin(genome: ToyGenome, rng: np.random.Generator) -> ChromatinDat
             start = int(index) * BIN
             if start - flank < 0 or start + BIN + flank > len(codes):
                 continue
-            split = _split_of(chrom, start, len(codes))
+            split = "test" if chrom in TEST_CHROMOSOMES else "valid" if (
+                chrom == VALID_CHROMOSOME and start < VALID_FRACTION * len(codes)) else "train"
             bins[split].append((chrom, start, start + BIN))
             windows[split].append(codes[start - flank: start + BIN + flank])
             labels[split].append(label[index])
