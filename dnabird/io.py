@@ -108,10 +108,11 @@ def follow_umask(path: str | os.PathLike) -> None:
         entry.chmod((0o777 if entry.is_dir() else 0o666) & ~mask)
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write `text` (UTF-8) to `path` atomically."""
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write `text` (UTF-8) to `path` atomically; returns `path` as a `Path`."""
     with atomic_output(path) as temporary:
         temporary.write_text(text, encoding="utf-8")
+    return Path(path)
 
 
 def write_json_atomic(path: str | os.PathLike, data: Mapping, *, indent: int = 2) -> None:

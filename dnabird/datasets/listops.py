@@ -22,7 +22,10 @@ import numpy as np
 from dnabird.errors import InputFormatError, ParameterError
 from dnabird.io import write_text_atomic
 
-OPERATORS = ("[MAX", "[MIN", "[MED", "[SM")
+# operator -> its value over the sorted values of its children (MED: the floor of the median)
+OPERATIONS = {"[MAX": lambda values: values[-1], "[MIN": lambda values: values[0],
+              "[MED": lambda values: int(np.median(values)), "[SM": lambda values: sum(values) % 10}
+OPERATORS = tuple(OPERATIONS)
 END = "]"
 LEAF_PROBABILITY = 0.75
 SPLITS = ("train", "validation", "test")
@@ -45,15 +48,7 @@ def evaluate(tree) -> int:
     """The value of a tree: MAX, MIN, MED (floor of the median), SM (sum mod 10)."""
     if isinstance(tree, int):
         return tree
-    operator, values = tree[0], sorted(evaluate(child) for child in tree[1:])
-    if operator == "[MAX":
-        return values[-1]
-    if operator == "[MIN":
-        return values[0]
-    if operator == "[MED":
-        middle = len(values) // 2
-        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) // 2
-    return sum(values) % 10
+    return OPERATIONS[tree[0]](sorted(evaluate(child) for child in tree[1:]))
 
 
 def to_source(tree) -> str:

@@ -128,8 +128,7 @@ def write_jsonl_splits(out_dir: str | os.PathLike, sizes: dict[str, int], seeds:
     for index, (split, count) in enumerate(sorted(sizes.items())):
         rng = np.random.default_rng((*seeds, index))
         lines = [json.dumps(example(rng)) for _ in range(count)]
-        paths[split] = Path(out_dir) / f"{split}.jsonl"
-        write_text_atomic(paths[split], "".join(line + "\n" for line in lines))
+        paths[split] = write_text_atomic(Path(out_dir) / f"{split}.jsonl", "".join(line + "\n" for line in lines))
     return paths
 
 
@@ -137,8 +136,7 @@ def write_text8(path: str | os.PathLike, num_bytes: int, *, seed: int = 0) -> Pa
     """A text8-format file: `num_bytes` bytes of lower-case a–z and single spaces, one line, no newline."""
     words = markov_words(num_bytes // 3 + 10, seed)
     text = " ".join(words)[:num_bytes]
-    write_text_atomic(path, text)
-    return Path(path)
+    return write_text_atomic(path, text)
 
 
 def write_documents(path: str | os.PathLike, num_documents: int, *, seed: int = 0, words: int = 120) -> Path:
@@ -154,8 +152,7 @@ def write_documents(path: str | os.PathLike, num_documents: int, *, seed: int = 
             sentences.append(" ".join(sentence).capitalize() + ".")
             left -= size
         documents.append(" ".join(sentences))
-    write_text_atomic(path, "\n\n".join(documents) + "\n")
-    return Path(path)
+    return write_text_atomic(path, "\n\n".join(documents) + "\n")
 
 
 def write_squad(path: str | os.PathLike, num_paragraphs: int, *, seed: int = 0, facts: int = 4,
@@ -178,5 +175,4 @@ def write_squad(path: str | os.PathLike, num_paragraphs: int, *, seed: int = 0, 
             context += f"{place} . "
         context += " ".join(next(filler) for _ in range(filler_words))
         articles.append({"title": f"article {p}", "paragraphs": [{"context": context, "qas": qas}]})
-    write_text_atomic(path, json.dumps({"version": "1.1", "data": articles}))
-    return Path(path)
+    return write_text_atomic(path, json.dumps({"version": "1.1", "data": articles}))

@@ -168,7 +168,8 @@ def build_assembly(genome: ToyGenome, rng: np.random.Generator, scale: float) ->
                 moved_piece = Piece(chrom, start, end)
                 continue
             if k:
-                pieces[chrom].append(_insertion(rng))
+                size = NOVEL_INSERTION if rng.random() < NOVEL_PROMOTER_FRACTION else SMALL_INSERTION
+                pieces[chrom].append(Piece(None, 0, int(rng.integers(*size))))
             strand = "-" if (k == special_index and chrom == INVERTED_ON) else "+"
             pieces[chrom].append(Piece(chrom, start, end, strand))
     target = pieces[MOVED[1]]
@@ -178,11 +179,6 @@ def build_assembly(genome: ToyGenome, rng: np.random.Generator, scale: float) ->
     assembly.promoters = _lift_promoters(genome, pieces) + _novel_promoters(genome, pieces, rng)
     assembly.promoters.sort(key=lambda p: (genome.rank(p.hg38_chrom), p.hg38_tss))
     return assembly
-
-
-def _insertion(rng: np.random.Generator) -> Piece:
-    size = NOVEL_INSERTION if rng.random() < NOVEL_PROMOTER_FRACTION else SMALL_INSERTION
-    return Piece(None, 0, int(rng.integers(*size)))
 
 
 def _lift_promoters(genome: ToyGenome, pieces: dict[str, list[Piece]]) -> list[LiftedPromoter]:

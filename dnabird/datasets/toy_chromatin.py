@@ -35,7 +35,7 @@ import h5py
 import numpy as np
 import scipy.io
 
-from dnabird.datasets.toy_genome import EDGE_MARGIN, ELEMENT_CHROMOSOMES, ToyGenome, encode, mark_near
+from dnabird.datasets.toy_genome import EDGE_MARGIN, ELEMENT_CHROMOSOMES, ToyGenome, distinct_words, encode, mark_near
 from dnabird.io import atomic_output
 
 BIN, WINDOW, MIN_OVERLAP = 200, 1000, 100
@@ -160,13 +160,8 @@ def partner_sequence(word: str) -> str:
 def long_range_words(rng: np.random.Generator) -> list[str]:
     """`LONG_RANGE_WORD_COUNT` distinct words without CpG (nor at the joins of a partner's copies),
     >= 5 mismatches apart."""
-    words: list[str] = []
-    while len(words) < LONG_RANGE_WORD_COUNT:
-        word = "".join(rng.choice(list("ACGT"), size=LONG_RANGE_WORD_LENGTH))
-        if "CG" not in LONG_RANGE_ANCHOR[-1] + word + word[0] \
-                and all(sum(a != b for a, b in zip(word, w, strict=True)) >= 5 for w in words):
-            words.append(word)
-    return words
+    return distinct_words(lambda: "".join(rng.choice(list("ACGT"), size=LONG_RANGE_WORD_LENGTH)),
+                          LONG_RANGE_WORD_COUNT, 5, lambda word: "CG" not in LONG_RANGE_ANCHOR[-1] + word + word[0])
 
 
 def _busy(genome: ToyGenome, chrom: str) -> np.ndarray:
@@ -297,14 +292,6 @@ def _merge(intervals: list[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
     return merged
 
 
-def _split_of(chrom: str, start: int, length: int) -> str:
-    if chrom in TEST_CHROMOSOMES:
-        return "test"
-    if chrom == VALID_CHROMOSOME and start < VALID_FRACTION * length:
-        return "valid"
-    return "train"
-
-
 def build_chromatin(genome: ToyGenome, rng: np.random.Generator) -> ChromatinData:
     """Peaks, then DeepSEA bins, labels and one-hot inputs for every split."""
     peaks = call_peaks(genome, rng)
@@ -324,7 +311,8 @@ def build_chromatin(genome: ToyGenome, rng: np.random.Generator) -> ChromatinDat
             start = int(index) * BIN
             if start - flank < 0 or start + BIN + flank > len(codes):
                 continue
-            split = _split_of(chrom, start, len(codes))
+            split = "test" if chrom in TEST_CHROMOSOMES else "valid" if (
+                chrom == VALID_CHROMOSOME and start < VALID_FRACTION * len(codes)) else "train"
             bins[split].append((chrom, start, start + BIN))
             windows[split].append(codes[start - flank: start + BIN + flank])
             labels[split].append(label[index])

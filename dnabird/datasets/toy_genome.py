@@ -29,7 +29,8 @@ given that context and a guess without it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -284,11 +285,14 @@ def _consensus(rng: np.random.Generator) -> dict[str, np.ndarray]:
     return consensus
 
 
-def _distinct_words(rng: np.random.Generator, count: int) -> list[np.ndarray]:
-    words: list[np.ndarray] = []
+def distinct_words(draw: Callable[[], Sequence], count: int, mismatches: int,
+                   accept: Callable[[Sequence], bool] = lambda word: True) -> list:
+    """`count` words from successive `draw()`s: those `accept` takes that differ from every word kept before
+    at >= `mismatches` positions."""
+    words: list = []
     while len(words) < count:
-        word = _random_bases(rng, PAIR_WORD_LENGTH, (0.25,) * 4)
-        if all(np.count_nonzero(word != other) >= 6 for other in words):
+        word = draw()
+        if accept(word) and all(sum(a != b for a, b in zip(word, w, strict=True)) >= mismatches for w in words):
             words.append(word)
     return words
 
@@ -479,13 +483,12 @@ class _ChromosomeBuilder:
                 copy[hit] = (copy[hit] + self.rng.integers(1, 4, size=len(hit))) % 4
                 codes[start:start + dup.unit], masked[start:start + dup.unit] = copy, masked[unit]
                 shift = start - dup.start
-                self.genome.repeats.extend(Interval(self.name, r.start + shift, r.end + shift, r.kind, r.name,
-                                                    r.strand) for r in repeats)
+                self.genome.repeats.extend(replace(r, start=r.start + shift, end=r.end + shift) for r in repeats)
 
 
 def build_genome(rng: np.random.Generator, scale: float = 1.0) -> ToyGenome:
     """Synthesise the whole toy hg19 genome from `rng`."""
-    words = _distinct_words(rng, 2 * PAIR_WORDS)
+    words = distinct_words(lambda: _random_bases(rng, PAIR_WORD_LENGTH, (0.25,) * 4), 2 * PAIR_WORDS, 6)
     genome = ToyGenome(codes={}, masked={}, gaps=[], repeats=[], islands=[], promoters=[], elements=[],
                        pairs=[], duplications=[], consensus=_consensus(rng),
                        pair_words=([decode(w) for w in words[:PAIR_WORDS]],

@@ -54,8 +54,8 @@ def _bases(genome: ToyGenome, chrom: str, start: int, end: int) -> str:
     return decode(genome.codes[chrom][start:end])
 
 
-def _complement_base(base: str) -> str:
-    return decode(reverse_complement(encode(base)))
+def _reverse_complement(text: str) -> str:
+    return decode(reverse_complement(encode(text)))
 
 
 def neutral_positions(genome: ToyGenome, peaks: list[tuple[str, int, int, str]]) -> dict[str, np.ndarray]:
@@ -83,7 +83,7 @@ def build_variants(genome: ToyGenome, peaks: list[tuple[str, int, int, str]],
         core = MOTIFS[element.kind][1]
         position = element.start + core if element.strand == "+" else element.end - 1 - core
         ref = _bases(genome, element.chrom, position, position + 1)
-        variants.append(ToyVariant(element.chrom, position, ref, (_complement_base(ref),), "snv", "disruptive",
+        variants.append(ToyVariant(element.chrom, position, ref, (_reverse_complement(ref),), "snv", "disruptive",
                                 f"{element.kind}:{element.name}"))
     tata = [e for e in genome.elements if e.kind == "TATA"
             and not any(v.chrom == e.chrom and e.start - 1 <= v.start < e.end for v in variants)]
@@ -129,14 +129,14 @@ def _neutral_variants(genome: ToyGenome, allowed: dict[str, np.ndarray],
             variants.append(ToyVariant(chrom, position, others[0], (others[1],), "snv", "ref_mismatch"))
     last = len(genome.codes[CHROM_END_VARIANT]) - 1
     ref = _bases(genome, CHROM_END_VARIANT, last, last + 1)
-    variants.append(ToyVariant(CHROM_END_VARIANT, last, ref, (_complement_base(ref),), "snv", "neutral"))
+    variants.append(ToyVariant(CHROM_END_VARIANT, last, ref, (_reverse_complement(ref),), "snv", "neutral"))
     return variants
 
 
 def _motif_count(text: str) -> int:
     """Occurrences of every motif consensus, on both strands, in `text`."""
     words = [m for m, _ in MOTIFS.values()]
-    return sum(text.count(w) for w in words + [decode(reverse_complement(encode(w))) for w in words])
+    return sum(text.count(w) for w in words + [_reverse_complement(w) for w in words])
 
 
 def _in_element_controls(genome: ToyGenome, disruptive: list[ToyVariant],

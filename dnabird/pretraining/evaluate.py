@@ -24,7 +24,7 @@ from dnabird.data.pretraining import PretrainingExamples, collate
 from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
-from dnabird.pretraining.markov import MarkovBaseline, sampled_sentences
+from dnabird.pretraining.markov import MarkovBaseline, piece_table, sampled_sentences
 from dnabird.progress import progress_bar
 
 MARKOV_ORDERS = (1, 2, 3, 4, 5, 6)
@@ -38,8 +38,7 @@ log = logging.getLogger(__name__)
 
 def token_bp_lengths(tokenizer) -> np.ndarray:
     """Base pairs spelled by each token id (0 for the tokenizer's special ids)."""
-    return np.array([0 if i in tokenizer.special_ids else len(tokenizer.id_to_piece(i))
-                     for i in range(tokenizer.vocab_size)])
+    return piece_table(tokenizer)[1]
 
 
 def unigram_log_probs(tokens: np.ndarray | Iterable[np.ndarray], vocab_size: int, special_ids=(), *,

@@ -31,16 +31,6 @@ def rank_slice(step: int, global_batch: int, rank: int, world_size: int) -> rang
     return range(start, start + per_rank)
 
 
-def _micro_batches(start_step: int, stop_step: int, global_batch: int, micro_batch: int, rank: int,
-                   world_size: int) -> Iterator[list[int]]:
-    """This rank's micro-batches (lists of indices) for steps `start_step` … `stop_step - 1`: the loader's
-    batch sampler."""
-    for step in range(start_step, stop_step):
-        indices = rank_slice(step, global_batch, rank, world_size)
-        for i in range(0, len(indices), micro_batch):
-            yield list(indices[i:i + micro_batch])
-
-
 def accumulation_steps(global_batch: int, micro_batch: int, world_size: int) -> int:
     """Micro-batches per rank per optimizer step; the global batch must split evenly."""
     if global_batch % (micro_batch * world_size):
@@ -54,7 +44,10 @@ def step_batches(dataset, *, start_step: int, stop_step: int, global_batch: int,
                  ) -> Iterator[list[dict[str, torch.Tensor]]]:
     """One list of this rank's collated micro-batches per optimizer step, from `start_step` on."""
     accum = accumulation_steps(global_batch, micro_batch, world_size)
-    sampler = _micro_batches(start_step, stop_step, global_batch, micro_batch, rank, world_size)
+    # the batch sampler: this rank's micro-batches (lists of indices) for steps `start_step` … `stop_step - 1`
+    sampler = (list(indices[i:i + micro_batch]) for step in range(start_step, stop_step)
+               for indices in [rank_slice(step, global_batch, rank, world_size)]
+               for i in range(0, len(indices), micro_batch))
     # an own generator: a DataLoader otherwise draws its worker seed from global RNG, which would
     # shift dropout masks after a resume
     loader = DataLoader(dataset, batch_sampler=sampler, collate_fn=collate_fn, num_workers=num_workers,
