@@ -3,25 +3,50 @@ recipe (`dnabird.finetune`), which sits below this package and knows no task by 
 
 A task module exposes `CONFIG` (its config dataclass: `FinetuneConfig` plus a `data` section) and
 `build(config, tokenizer, *, block_size, out_dir) -> TaskData`. Adding a task is one entry in `TASKS`: its
-name and its module's import path (imported on first use, so the command line stays light).
+name and a function importing its module (on first use, so the command line stays light).
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from types import ModuleType
 
 from dnabird.errors import ParameterError
 
-TASKS: dict[str, str] = {"promoter": "dnabird.tasks.promoter", "chromatin": "dnabird.tasks.chromatin",
-                         "text_classification": "dnabird.text.classify", "summarise": "dnabird.text.summarise_task"}
+
+def _promoter() -> ModuleType:
+    from dnabird.tasks import promoter
+
+    return promoter
+
+
+def _chromatin() -> ModuleType:
+    from dnabird.tasks import chromatin
+
+    return chromatin
+
+
+def _text_classification() -> ModuleType:
+    from dnabird.text import classify
+
+    return classify
+
+
+def _summarise() -> ModuleType:
+    from dnabird.text import summarise_task
+
+    return summarise_task
+
+
+TASKS: dict[str, Callable[[], ModuleType]] = {"promoter": _promoter, "chromatin": _chromatin,
+                                              "text_classification": _text_classification, "summarise": _summarise}
 
 
 def task_module(name: str) -> ModuleType:
     """The module of task `name`."""
     if name not in TASKS:
         raise ParameterError("task", name, f"one of {sorted(TASKS)}")
-    return importlib.import_module(TASKS[name])
+    return TASKS[name]()
 
 
 def load_config(name: str, path, overrides=()):
