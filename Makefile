@@ -34,7 +34,7 @@ test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The slow tests: FlexAttention parity and kernel reuse (compiles kernels), killing and resuming pretraining,
-# the short forms of the comparison pipelines (the 256-token long-range text task: ~7.5 minutes).
+# the short forms of the comparison pipelines (the 256-token long-range text task: 7.5-9 minutes).
 test-slow: install
 	$(BIN)/python -m pytest -m "slow and not gpu and not manual" $(PYTEST_ARGS)
 
