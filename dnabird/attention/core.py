@@ -100,8 +100,10 @@ def _linear_call(q, k, v, kernel, key_padding_mask, seed, causal, scale, dropout
     """A linear kernel's call (no blocks, no padding): see `dnabird.attention.linear`."""
     name = type(kernel).__name__
     for what, value in (("global_qkv", global_qkv), ("global_mask", global_mask), ("random_blocks", random_blocks)):
-        reject(value is not None, what, "a tensor", f"None with a {name} kernel (it has no global or random blocks)")
-    reject(dropout_p, "dropout_p", dropout_p, f"0 with a {name} kernel (no attention matrix to drop from)")
+        if value is not None:
+            raise ParameterError(what, "a tensor", f"None with a {name} kernel (it has no global or random blocks)")
+    if dropout_p:
+        raise ParameterError("dropout_p", dropout_p, f"0 with a {name} kernel (no attention matrix to drop from)")
     out = linear_attention(q, k, v, kernel, key_padding_mask=key_padding_mask, causal=causal, scale=scale, seed=seed)
     if key_padding_mask is not None:
         out = out * key_padding_mask[:, None, :, None].to(out.dtype)
@@ -114,15 +116,17 @@ def _check_separate_queries(q, k, pattern, causal, global_qkv, global_mask, posi
     positional or random."""
     from dnabird.attention.patterns import Full
 
-    reject(not isinstance(pattern, Full), "query_offset", query_offset,
-           f"None with a {type(pattern).__name__} pattern (separate query rows: Full only)")
+    if not isinstance(pattern, Full):
+        raise ParameterError("query_offset", query_offset,
+                             f"None with a {type(pattern).__name__} pattern (separate query rows: Full only)")
     if not isinstance(query_offset, int) or isinstance(query_offset, bool) or query_offset < 0:
         raise ParameterError("query_offset", query_offset, "None or an integer >= 0")
     for what, value in (("global_qkv", global_qkv), ("global_mask", global_mask), ("positional", positional),
                         ("random_blocks", random_blocks)):
         reject(value is not None, what, "given", "None with query_offset (separate query rows of a Full pattern)")
-    reject(causal and query_offset + q.shape[2] > k.shape[2], "query_offset", query_offset,
-           f"at most {k.shape[2] - q.shape[2]}: causal query rows must lie among the keys")
+    if causal and query_offset + q.shape[2] > k.shape[2]:
+        raise ParameterError("query_offset", query_offset,
+                             f"at most {k.shape[2] - q.shape[2]}: causal query rows must lie among the keys")
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, pattern: Pattern, *,

@@ -297,8 +297,9 @@ class Longformer(Pattern):
         return BlockLayout(b, num_blocks, torch.zeros(num_blocks, dtype=torch.bool), blocks[:, :, :width])
 
     def global_tokens(self, length: int) -> torch.Tensor:
-        reject(self.global_positions and self.global_positions[-1] >= length, "global_positions", self.global_positions,
-               f"positions below the sequence length {length}")
+        if self.global_positions and self.global_positions[-1] >= length:
+            raise ParameterError("global_positions", self.global_positions,
+                                 f"positions below the sequence length {length}")
         return torch.tensor(self.global_positions, dtype=torch.long)
 
     def token_rule(self, layout, query_pos, key_pos, heads, causal):

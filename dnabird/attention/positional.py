@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from dnabird.errors import reject
+from dnabird.errors import ParameterError, reject
 
 
 class Rotary:
@@ -33,7 +33,8 @@ class Rotary:
 
     def rotate(self, x: torch.Tensor) -> torch.Tensor:
         """x [..., L, d] with each channel pair turned by its position's angles."""
-        reject(x.shape[-1] != self.head_size, "head size", x.shape[-1], f"{self.head_size}, the rotary head size")
+        if x.shape[-1] != self.head_size:
+            raise ParameterError("head size", x.shape[-1], f"{self.head_size}, the rotary head size")
         cos, sin = self._cos_sin(x.shape[-2], x.device, x.dtype)
         first, second = x.chunk(2, dim=-1)
         return torch.cat([first * cos - second * sin, first * sin + second * cos], dim=-1)

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from dnabird.attention import Full, attention
-from dnabird.errors import reject
+from dnabird.errors import ParameterError
 from dnabird.model.encoder import activation, embedding_output, merge_heads, residual, split_heads
 
 
@@ -135,8 +135,9 @@ class Decoder(nn.Module):
         they follow the `cache.length` tokens before them, and the cache grows by T."""
         start = 0 if cache is None else cache.length
         length = input_ids.shape[1]
-        reject(start + length > self.max_positions, "decoder length", start + length,
-               f"at most the model's {self.max_positions} decoder positions")
+        if start + length > self.max_positions:
+            raise ParameterError("decoder length", start + length,
+                                 f"at most the model's {self.max_positions} decoder positions")
         x = word(input_ids) * self.embedding_scale + self.position(
             torch.arange(start, start + length, device=input_ids.device))  # [B, T, H]
         x = embedding_output(x, self.embedding_norm, self.dropout, self.dropout_before_norm)

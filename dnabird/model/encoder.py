@@ -15,7 +15,7 @@ from torch.utils.checkpoint import checkpoint
 
 from dnabird.attention import Longformer, attention
 from dnabird.attention.positional import Rotary
-from dnabird.errors import ParameterError, reject
+from dnabird.errors import ParameterError
 from dnabird.model.config import CENTRE_POOLINGS, POOLINGS, STATE_POOLINGS, EncoderConfig
 
 EVAL_TAG = 1  # distinguishes the fixed evaluation seed from every training step's seed
@@ -195,8 +195,9 @@ class Encoder(nn.Module):
         """The attention pattern of `layer` in this call (Longformer global positions set per call)."""
         pattern = self.config.pattern(layer)
         if global_positions is not None:
-            reject(not isinstance(pattern, Longformer), "global_positions", global_positions,
-                   f"None for a {pattern.type_name} pattern (only Longformer takes them)")
+            if not isinstance(pattern, Longformer):
+                raise ParameterError("global_positions", global_positions,
+                                     f"None for a {pattern.type_name} pattern (only Longformer takes them)")
             pattern = dataclasses.replace(pattern, global_positions=tuple(global_positions))
         return pattern
 

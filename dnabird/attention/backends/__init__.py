@@ -14,7 +14,7 @@ from dnabird.attention.backends.dense import DenseBackend
 from dnabird.attention.backends.flex import FlexBackend
 from dnabird.attention.backends.sdpa import SdpaBackend
 from dnabird.attention.backends.xformers import XformersBackend
-from dnabird.errors import BackendUnavailableError, reject
+from dnabird.errors import BackendUnavailableError, ParameterError
 
 if TYPE_CHECKING:
     from dnabird.attention.core import AttentionCall
@@ -29,7 +29,8 @@ AUTO_ORDER = {"cuda": ("xformers", "sdpa"), "cpu": ("sdpa",)}
 
 def select_backend(call: AttentionCall, name: str = "auto") -> Backend:
     """The backend that will run `call`: the named one, or the first acceptable one for "auto"."""
-    reject(name != "auto" and name not in BACKENDS, "backend", name, f"'auto' or one of {sorted(BACKENDS)}")
+    if name != "auto" and name not in BACKENDS:
+        raise ParameterError("backend", name, f"'auto' or one of {sorted(BACKENDS)}")
     reasons = []
     for candidate in AUTO_ORDER.get(call.q.device.type, ("sdpa",)) if name == "auto" else (name,):
         refusals = BACKENDS[candidate].refusal_reasons(call)
