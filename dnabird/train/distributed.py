@@ -67,8 +67,11 @@ def setup(device: str = "auto") -> Context:
 
 
 def teardown(ctx: Context) -> None:
-    """Leave the process group `setup` joined (no-op for a single process or a group the caller made)."""
+    """Leave the process group `setup` joined (no-op for a single process or a group the caller made), once
+    every rank has reached this point: a rank that left while another still used the group could bring
+    down the other's gloo threads at exit."""
     if ctx.joined and dist.is_initialized():
+        dist.barrier()
         dist.destroy_process_group()
 
 
