@@ -188,12 +188,11 @@ def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
     encoder_keys = {k for k in model.state_dict() if k.startswith("encoder.")}
     # the pooler too is dropped when the new head pools the mean state (`pooling="mean"`)
     tensors = {k: v for k, v in stored.items() if k in encoder_keys}
-    dropped = sorted(set(stored) - set(tensors))
     if encoder_keys - set(tensors):
         raise CheckpointError(f"{Path(directory) / WEIGHTS_FILE}: encoder tensors missing: "
                               f"{sorted(encoder_keys - set(tensors))[:10]}")
     report = load_weights(model, tensors, source=str(Path(directory) / WEIGHTS_FILE), strict=False)
-    report = LoadReport(report.loaded, tuple(dropped), report.initialised)
+    report = dataclasses.replace(report, dropped=tuple(sorted(set(stored) - set(tensors))))
     log.info("fine-tuning from %s: %s", directory, report)
     return model, report
 

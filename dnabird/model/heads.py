@@ -126,13 +126,12 @@ class SequenceClassifier(nn.Module):
         logits = self.classifier(self.dropout(self.encoder.pool(hidden, attention_mask)))  # [B, num_outputs]
         if self.problem == "binary":
             logits = logits.squeeze(-1)  # [B]
-        loss = None
-        if labels is not None:
-            if self.problem == "multiclass":
-                loss = F.cross_entropy(logits.float(), labels)
-            else:
-                loss = F.binary_cross_entropy_with_logits(logits.float(), labels.float(),
-                                                          pos_weight=pos_weight)
+        if labels is None:
+            loss = None
+        elif self.problem == "multiclass":
+            loss = F.cross_entropy(logits.float(), labels)
+        else:
+            loss = F.binary_cross_entropy_with_logits(logits.float(), labels.float(), pos_weight=pos_weight)
         return ClassifierOutput(loss, logits)
 
 

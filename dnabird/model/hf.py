@@ -3,9 +3,8 @@ and loading the other Hugging Face importers share.
 
 Sources are model objects or `save_pretrained` directories (read by `dnabird.model.hf_files`: tensors only,
 never code). Imported block-sparse models use transformers' fixed random blocks (`random_mode: hf`, layer i
-seeded with i); their outputs equal transformers' in train mode, at (block-padded) lengths above
-(5 + 2r)·b tokens other than 1024 (and 3072 and 4096 only where `max_position_embeddings` is 4096): the
-cases `block_sparse_differences` states, logged at import.
+seeded with i); their outputs equal transformers' but in the cases `block_sparse_differences` states,
+logged at import.
 """
 
 from __future__ import annotations
@@ -33,9 +32,8 @@ log = logging.getLogger(__name__)
 
 def projection_names(module: str, *, global_: bool = False) -> dict[str, str]:
     """dnabird's Q/K/V names (with `global_`, Longformer's global Q/K/V) → those under attention module `module`."""
-    if global_:
-        return {f"attention.global_{p}": f"{module}.{p}_global" for p in ("query", "key", "value")}
-    return {f"attention.{p}": f"{module}.{p}" for p in ("query", "key", "value")}
+    ours, suffix = ("attention.global_", "_global") if global_ else ("attention.", "")
+    return {f"{ours}{p}": f"{module}.{p}{suffix}" for p in ("query", "key", "value")}
 
 
 def embedding_names(base: str) -> dict[str, str]:
@@ -178,11 +176,9 @@ def bigbird_architecture(hf_config: dict, tensors: dict, where: str) -> str:
         if named[0] not in ARCHITECTURES:
             raise ConfigError(f"{where}: architectures={named!r} is not supported: expected one of {ARCHITECTURES}")
         return named[0]
-    if any(k.startswith("classifier.") for k in tensors):
-        return "BigBirdForSequenceClassification"
-    if any(k.startswith("cls.seq_relationship.") for k in tensors):
-        return "BigBirdForPreTraining"
-    return "BigBirdForMaskedLM" if any(k.startswith("cls.predictions.") for k in tensors) else "BigBirdModel"
+    heads = {"classifier.": "BigBirdForSequenceClassification", "cls.seq_relationship.": "BigBirdForPreTraining",
+             "cls.predictions.": "BigBirdForMaskedLM"}
+    return next((name for head, name in heads.items() if any(k.startswith(head) for k in tensors)), "BigBirdModel")
 
 
 def classification_problem(hf_config: dict, where: str) -> tuple[str, int]:
@@ -360,8 +356,7 @@ def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, stri
         check_tokenizer_fits(tokenizer, model.config, "the tokenizer given")
         hf_config.update(pad_token_id=tokenizer.pad_id, sep_token_id=tokenizer.sep_id, bos_token_id=tokenizer.cls_id,
                          eos_token_id=tokenizer.sep_id)
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = Path(directory)  # atomic_output makes it
     tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
     with atomic_output(directory / "model.safetensors") as temporary:
         save_file(tensors, temporary, metadata={"format": "pt"})

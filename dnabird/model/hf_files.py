@@ -82,7 +82,5 @@ def _reason(err: Exception) -> str:
 def read_hf_weights(directory: str | Path) -> tuple[dict[str, torch.Tensor], str]:
     """All tensors of a Hugging Face directory and a description of where they came from (for messages)."""
     files = weight_files(Path(directory))
-    tensors: dict[str, torch.Tensor] = {}
-    for path in files:
-        tensors.update(read_weight_file(path))
+    tensors = {name: tensor for path in files for name, tensor in read_weight_file(path).items()}
     return tensors, str(files[0]) if len(files) == 1 else f"{files[0].parent} ({len(files)} weight shards)"

@@ -57,10 +57,9 @@ def config_from_roberta(hf: dict) -> EncoderConfig:
 def extend_position_table(table: torch.Tensor, offset: int, rows: int) -> torch.Tensor:
     """Longformer's position copy: a table of `rows` rows whose first `offset` rows (RoBERTa's padding
     positions) are kept and whose rows from `offset` on repeat the trained rows `table[offset:]` in order."""
-    trained = table[offset:]
     reject(rows < table.shape[0], "max_positions", rows, f">= the {table.shape[0]} positions the model has")
-    repeats = -(-(rows - offset) // len(trained))
-    return torch.cat([table[:offset], trained.repeat(repeats, 1)[: rows - offset]])
+    trained = table[offset:]
+    return torch.cat([table[:offset], trained[torch.arange(rows - offset) % len(trained)]])
 
 
 def from_hf_roberta(source, *, attention: dict | None = None, max_positions: int | None = None) -> PretrainingModel:

@@ -164,7 +164,6 @@ class TaskSpec:
         return cls(**data)
 
     def save(self, path: str | Path) -> None:
-        path = Path(path)
         write_text_atomic(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
