@@ -18,7 +18,7 @@ import numpy as np
 from dnabird.config import RecipeConfig
 from dnabird.data.tokenizer_base import SPECIAL_TOKENS, TokenizerBase
 from dnabird.datasets import listops
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
 from dnabird.model.task_spec import TaskSpec
@@ -89,8 +89,7 @@ class ListOpsData:
         explicit = getattr(self, split)
         if explicit is not None:
             return Path(explicit)
-        if self.directory is None:
-            raise ParameterError(f"data.{split}", None, "a path, or data.directory holding LRA's TSV names")
+        reject(self.directory is None, f"data.{split}", None, "a path, or data.directory holding LRA's TSV names")
         return Path(self.directory) / f"basic_{listops.FILE_SPLITS[split]}.tsv"
 
 

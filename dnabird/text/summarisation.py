@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from dnabird.data.text import read_jsonl
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, reject
 from dnabird.io import write_text_atomic
 from dnabird.model.checkpoint import read_tokenizer
 from dnabird.model.generation import GenerationSettings, generate
@@ -63,13 +63,11 @@ def encode_documents(tokenizer, documents: Sequence[str], *, max_length: int, on
                      names: Sequence[str] | None = None) -> EncodedDocuments:
     """Each document as `prefix tokens suffix` of at most `max_length` tokens (see the module docstring);
     `names` name the documents in errors and warnings (default: "document <index>")."""
-    if on_long not in ON_LONG:
-        raise ParameterError("on_long", on_long, f"one of {ON_LONG}")
+    reject(on_long not in ON_LONG, "on_long", on_long, f"one of {ON_LONG}")
     names = names or [f"document {i}" for i in range(len(documents))]
     prefix, suffix = template(tokenizer)
     room = max_length - len(prefix) - len(suffix)
-    if room < 1:
-        raise ParameterError("max_length", max_length, f"more than the {len(prefix) + len(suffix)} special tokens")
+    reject(room < 1, "max_length", max_length, f"more than the {len(prefix) + len(suffix)} special tokens")
     out = EncodedDocuments([], [])
     for name, document, tokens in zip(names, documents, tokenizer.encode(list(documents)), strict=True):
         if not document.strip() or not tokens:
@@ -109,11 +107,10 @@ class Summariser:
         settings = settings or GenerationSettings()
         self.model, self.tokenizer, self.settings = model.to(device).eval(), tokenizer, settings
         self.max_length = positions if max_length is None else max_length
-        if not 0 < self.max_length <= positions:
-            raise ParameterError("max_length", max_length, f"at most the encoder's {positions} positions")
-        if settings.max_length + 1 > model.config.max_decoder_positions:
-            raise ParameterError("max_length of generation", settings.max_length,
-                                 f"below the decoder's {model.config.max_decoder_positions} positions")
+        reject(not 0 < self.max_length <= positions, "max_length", max_length,
+               f"at most the encoder's {positions} positions")
+        reject(settings.max_length + 1 > model.config.max_decoder_positions, "max_length of generation",
+               settings.max_length, f"below the decoder's {model.config.max_decoder_positions} positions")
         self.on_long, self.batch_size, self.device = on_long, batch_size, device
         self.length_multiple = encoder.length_multiple
 

@@ -24,7 +24,7 @@ import torch
 
 from dnabird.config import RecipeConfig
 from dnabird.data.text import read_jsonl
-from dnabird.errors import InputFormatError, ParameterError, require_paths
+from dnabird.errors import InputFormatError, ParameterError, reject, require_paths
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.evaluate import Selection
@@ -63,8 +63,7 @@ class SummaryData:
 
     def __post_init__(self):
         for name in ("max_length", "max_summary_length", "lead_sentences"):
-            if getattr(self, name) < 1:
-                raise ParameterError(f"data.{name}", getattr(self, name), "a positive integer")
+            reject(getattr(self, name) < 1, f"data.{name}", getattr(self, name), "a positive integer")
 
 
 @dataclass
@@ -189,8 +188,7 @@ def resolve_tokenizer(config: SummariseConfig):
 
     if config.pretrained != FROM_SCRATCH:
         return load_tokenizer(config.pretrained)
-    if config.tokenizer is None:
-        raise ParameterError("tokenizer", None, "a sentencepiece .model path when training from scratch")
+    reject(config.tokenizer is None, "tokenizer", None, "a sentencepiece .model path when training from scratch")
     return TextTokenizer.load(config.tokenizer)
 
 
@@ -212,9 +210,8 @@ def finetune(config: SummariseConfig, *, resume: bool = False) -> dict:
     """Train, keep the best validation model, report ROUGE on test beside lead-k. Returns the report."""
     tokenizer = resolve_tokenizer(config)
     splits = {split: encode_split(config, tokenizer, split) for split in SPLITS}
-    if config.train.warmup_steps >= config.train.max_steps:
-        raise ParameterError("train.warmup_steps", config.train.warmup_steps,
-                             f"fewer than the run's {config.train.max_steps} steps")
+    reject(config.train.warmup_steps >= config.train.max_steps, "train.warmup_steps", config.train.warmup_steps,
+           f"fewer than the run's {config.train.max_steps} steps")
     report = {}
     with recipe_run(config.train.device, seed=config.seed) as run:
         model = build_model(config, tokenizer)
