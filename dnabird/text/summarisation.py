@@ -85,8 +85,9 @@ def encode_documents(tokenizer, documents: Sequence[str], *, max_length: int, on
     return out
 
 
-def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """int64 ids [N, length] and their bool mask (True at real tokens)."""
+def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, multiple: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """int64 ids [N, L] and their bool mask (True at real tokens), L the longest row rounded up to a `multiple`."""
+    length = -(-max(map(len, rows)) // multiple) * multiple
     ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
     mask = torch.zeros(len(rows), length, dtype=torch.bool)
     for i, row in enumerate(rows):
@@ -128,8 +129,7 @@ class Summariser:
         summaries = []
         for start in progress_bar(range(0, len(encoded.ids), self.batch_size), desc="summarising", unit=" batches"):
             rows = encoded.ids[start:start + self.batch_size]
-            length = -(-max(map(len, rows)) // self.length_multiple) * self.length_multiple
-            ids, mask = pad_batch(rows, pad, length)
+            ids, mask = pad_batch(rows, pad, self.length_multiple)
             outputs = generate(self.model, ids.to(self.device), mask.to(self.device), settings=self.settings)
             summaries += [self.tokenizer.decode(tokens).strip() for tokens in outputs]
         return summaries

@@ -28,7 +28,7 @@ from dnabird.errors import InputFormatError, ParameterError, reject, require_pat
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.evaluate import Selection
-from dnabird.finetune.report import _value
+from dnabird.finetune.report import MODEL_ROW, _value
 from dnabird.io import write_json_atomic, write_text_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.generation import GenerationSettings
@@ -39,7 +39,6 @@ from dnabird.train.recipe import recipe_run
 
 TASK = "summarise"
 SPLITS = ("train", "validation", "test")
-MODEL_ROW = "fine-tuned model"
 
 
 @dataclass
@@ -147,11 +146,9 @@ class PairExamples(EpochExamples):
 
 def collate_pairs(examples: list[dict], *, pad_id: int, multiple: int) -> dict[str, torch.Tensor]:
     """Pad documents to the longest (a `multiple`), summaries to the longest (labels with IGNORE_INDEX)."""
-    length = -(-max(len(e["input_ids"]) for e in examples) // multiple) * multiple
-    ids, mask = pad_batch([e["input_ids"] for e in examples], pad_id, length)
-    width = max(len(e["labels"]) for e in examples)
-    decoder_ids, _ = pad_batch([e["decoder_input_ids"] for e in examples], pad_id, width)
-    labels, _ = pad_batch([e["labels"] for e in examples], IGNORE_INDEX, width)
+    ids, mask = pad_batch([e["input_ids"] for e in examples], pad_id, multiple)
+    decoder_ids, _ = pad_batch([e["decoder_input_ids"] for e in examples], pad_id)  # as long as the labels
+    labels, _ = pad_batch([e["labels"] for e in examples], IGNORE_INDEX)
     return {"input_ids": ids, "attention_mask": mask, "decoder_input_ids": decoder_ids, "labels": labels}
 
 
