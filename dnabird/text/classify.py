@@ -19,7 +19,7 @@ import numpy as np
 
 from dnabird.data.labelled_text import read_labelled
 from dnabird.data.text_tokenizer import TextTokenizer
-from dnabird.errors import ParameterError, reject, require_paths
+from dnabird.errors import reject, require_paths
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, TokenExamples
 from dnabird.model.task_spec import TaskSpec
@@ -121,8 +121,7 @@ def label_targets(spec: TaskSpec, labels: list[str], where: str) -> np.ndarray:
     if spec.problem == "binary":
         return np.array([label == spec.labels[0] for label in labels], dtype=np.int64)
     unknown = sorted(set(labels) - set(spec.labels))
-    if unknown:
-        raise ParameterError(f"{where} labels", unknown[:5], f"labels seen in training {list(spec.labels)}")
+    reject(bool(unknown), f"{where} labels", unknown[:5], f"labels seen in training {list(spec.labels)}")
     return np.array([spec.labels.index(label) for label in labels], dtype=np.int64)
 
 
