@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,8 +18,6 @@ from dnabird.pretraining.evaluate import BASELINES, EVAL_SETTINGS, format_report
 from dnabird.pretraining.objective import mlm_nsp_loss
 from dnabird.train import TrainConfig
 from dnabird.train.recipe import recipe_run
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
