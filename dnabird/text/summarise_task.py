@@ -214,7 +214,6 @@ def finetune(config: SummariseConfig, *, resume: bool = False) -> dict:
         model = build_model(config, tokenizer)
         encoder = model.config.encoder
         encoder.check_length(config.data.max_length, "data.max_length")
-        pad = tokenizer.pad_id
         _, _, encoded, targets = splits["train"]
         train_examples = PairExamples(encoded.ids, targets, model.config.decoder_start_token_id, seed=config.seed,
                                       shuffle=True)
@@ -234,7 +233,7 @@ def finetune(config: SummariseConfig, *, resume: bool = False) -> dict:
             return {f"val_{name}": value for name, value in scores.items()}
 
         run.fit(model, teacher_forcing_loss, train_examples, config.train, resume=resume,
-                collate_fn=lambda batch: collate_pairs(batch, pad_id=pad, multiple=encoder.length_multiple),
+                collate_fn=partial(collate_pairs, pad_id=tokenizer.pad_id, multiple=encoder.length_multiple),
                 run_info={"summarise": dataclasses.asdict(config)}, tokenizer_files=(tokenizer.path,),
                 validate=validate, selection=selection)
         if run.is_main:
