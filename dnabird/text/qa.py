@@ -179,10 +179,9 @@ def qa_report(predictions: dict[str, str], examples: Sequence[QAExample], inputs
     """EM and F1 (× 100, official normalisation) plus how many answers survived truncation."""
     report = evaluate(predictions, gold_answers(examples, group_by_question=group_by_question),
                       normalization=normalization)
-    report["answer_in_input"] = float(inputs.answer_in_input.mean()) if len(inputs) else 0.0
-    report["normalization"] = normalization
+    report.update(answer_in_input=float(inputs.answer_in_input.mean()) if len(inputs) else 0.0,
+                  normalization=normalization)
     return report
-
 
 
 @dataclass
