@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from dnabird.data.pretraining import PretrainingExamples, collate
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.pretraining.markov import MarkovBaseline, piece_table, sampled_sentences
@@ -233,9 +233,8 @@ def evaluate_checkpoint(checkpoint: str | os.PathLike, heldout_shards=None, *, o
     tokenizer = read_tokenizer(checkpoint)
     given = {"heldout_shards": heldout_shards, **options}
     settings = {**recorded_evaluation(checkpoint), **{k: v for k, v in given.items() if v is not None}}
-    if settings.get("heldout_shards") is None:
-        raise ParameterError("heldout_shards", None, f"a path (--shards): no pretraining run record beside "
-                                                     f"{checkpoint} names the held-out shards")
+    reject(settings.get("heldout_shards") is None, "heldout_shards", None,
+           f"a path (--shards): no pretraining run record beside {checkpoint} names the held-out shards")
     report = heldout_report(model, tokenizer, settings.pop("heldout_shards"), device=device, **settings)
     if out is not None:
         write_json_atomic(out, report)

@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dnabird.config import RecipeConfig
 from dnabird.data.pretraining import PretrainingExamples, collate
-from dnabird.errors import DnabirdError, ParameterError, require_paths
+from dnabird.errors import DnabirdError, reject, require_paths
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
 from dnabird.pretraining.evaluate import BASELINES, EVAL_SETTINGS, format_report, heldout_report
 from dnabird.pretraining.objective import mlm_nsp_loss
 from dnabird.train import TrainConfig
 from dnabird.train.recipe import recipe_run
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -58,9 +55,8 @@ class PretrainConfig(RecipeConfig):
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def __post_init__(self):
-        unknown = sorted(set(self.min_margin_bits) - set(BASELINES))
-        if unknown:
-            raise ParameterError("min_margin_bits", self.min_margin_bits, f"keys among {BASELINES}")
+        reject(not set(self.min_margin_bits) <= set(BASELINES), "min_margin_bits", self.min_margin_bits,
+               f"keys among {BASELINES}")
         recipe_encoder_config(self)  # the model settings fail here, when the config loads, not after earlier stages
 
 

@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from dnabird.config import RecipeConfig
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, reject
 from dnabird.io import write_json_atomic
 from dnabird.pretraining.evaluate import unigram_log_probs
 from dnabird.progress import progress_bar
@@ -63,8 +63,7 @@ class CharWindows(torch.utils.data.Dataset):
     """Example g: the `length` bytes at an offset drawn from (seed, g) inside `data[start:end]` (endless)."""
 
     def __init__(self, data: np.ndarray, start: int, end: int, *, length: int, seed: int = 0):
-        if end - start <= length:
-            raise ParameterError("max_length", length, f"fewer than the {end - start} training bytes")
+        reject(end - start <= length, "max_length", length, f"fewer than the {end - start} training bytes")
         self.data, self.start, self.end, self.length, self.seed = data, start, end, length, seed
 
     def __len__(self) -> int:
@@ -87,9 +86,8 @@ def evaluation_windows(start: int, end: int, *, context: int, stride: int) -> li
     """(window start, window end, first scored position) triples: window ends step by `stride` from `start`,
     each window holds up to `context` bytes before its end and scores [max(first, start), end); together they
     score every position of [start, end) once (position 0 of the file excepted)."""
-    if not 0 < stride < context:
-        raise ParameterError("stride", stride, f"an integer in [1, context={context}) (a window holds at least "
-                             "one byte before those it scores)")
+    reject(not 0 < stride < context, "stride", stride,
+           f"an integer in [1, context={context}) (a window holds at least one byte before those it scores)")
     scored = ((first, min(first + stride, end)) for first in range(max(start, 1), end, stride))
     return [(max(0, scored_end - context), scored_end, first) for first, scored_end in scored]
 
@@ -150,8 +148,7 @@ class CharLMConfig(RecipeConfig):
     train: TrainConfig = field(default_factory=lambda: TrainConfig(out_dir="runs/charlm", warmup_steps=100))
 
     def __post_init__(self):
-        if self.eval_split not in SPLITS[1:]:
-            raise ParameterError("eval_split", self.eval_split, f"one of {SPLITS[1:]}")
+        reject(self.eval_split not in SPLITS[1:], "eval_split", self.eval_split, f"one of {SPLITS[1:]}")
         evaluation_windows(0, 1, context=self.eval_context, stride=self.eval_stride)  # checks the stride
         model_settings(self)
 
@@ -170,8 +167,7 @@ def train_charlm(config: CharLMConfig, *, resume: bool = False) -> dict:
     """Train a causal byte-level LM, then report BPC on the evaluation split beside the unigram baseline."""
     from dnabird.model.heads import CausalLanguageModel
 
-    if config.data is None:
-        raise ParameterError("data", None, "a text8/enwik8-format file")
+    reject(config.data is None, "data", None, "a text8/enwik8-format file")
     data = read_bytes(config.data)
     bounds = split_bounds(len(data))
     model_config = model_settings(config)

@@ -19,7 +19,7 @@ import numpy as np
 
 from dnabird.data.labelled_text import read_labelled
 from dnabird.data.text_tokenizer import TextTokenizer
-from dnabird.errors import ParameterError, require_paths
+from dnabird.errors import reject, require_paths
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, TokenExamples
 from dnabird.model.task_spec import TaskSpec
@@ -59,13 +59,10 @@ class LabelledData:
     global_tail: int = 0
 
     def __post_init__(self):
-        if self.keep not in KEEP:
-            raise ParameterError("data.keep", self.keep, f"one of {KEEP}")
-        if self.max_length < 4:
-            raise ParameterError("data.max_length", self.max_length, "an integer >= 4")
-        if not 0 <= self.global_tail < self.max_length:
-            raise ParameterError("data.global_tail", self.global_tail,
-                                 f"an integer in [0, max_length = {self.max_length})")
+        reject(self.keep not in KEEP, "data.keep", self.keep, f"one of {KEEP}")
+        reject(self.max_length < 4, "data.max_length", self.max_length, "an integer >= 4")
+        reject(not 0 <= self.global_tail < self.max_length, "data.global_tail", self.global_tail,
+               f"an integer in [0, max_length = {self.max_length})")
 
 
 @dataclass
@@ -110,10 +107,9 @@ def tail_mask(ids: np.ndarray, pad_id: int, tail: int) -> np.ndarray:
 def label_spec(labels: list[str], *, max_length: int, positive: str | None, tokenizer_hash: str) -> TaskSpec:
     """The `TaskSpec` of a label set: binary for two labels (`positive` or the second sorted), else multi-class."""
     names = sorted(set(labels))
-    if len(names) < 2:
-        raise ParameterError("labels", names, "at least two distinct labels in the training data")
-    if positive is not None and positive not in names:
-        raise ParameterError("positive_label", positive, f"one of the training labels {names}")
+    reject(len(names) < 2, "labels", names, "at least two distinct labels in the training data")
+    reject(positive is not None and positive not in names, "positive_label", positive,
+           f"one of the training labels {names}")
     binary = len(names) == 2
     return TaskSpec(task=TASK, problem="binary" if binary else "multiclass",
                     labels=(positive or names[1],) if binary else tuple(names), eval_length=max_length,
@@ -125,8 +121,7 @@ def label_targets(spec: TaskSpec, labels: list[str], where: str) -> np.ndarray:
     if spec.problem == "binary":
         return np.array([label == spec.labels[0] for label in labels], dtype=np.int64)
     unknown = sorted(set(labels) - set(spec.labels))
-    if unknown:
-        raise ParameterError(f"{where} labels", unknown[:5], f"labels seen in training {list(spec.labels)}")
+    reject(bool(unknown), f"{where} labels", unknown[:5], f"labels seen in training {list(spec.labels)}")
     return np.array([spec.labels.index(label) for label in labels], dtype=np.int64)
 
 
@@ -150,8 +145,8 @@ def build(config: TextClassifyConfig, tokenizer: TextTokenizer, *, block_size: i
     """Read and encode the three splits; the train split's order is reshuffled every epoch."""
     data = config.data
     require_paths(config, [f"data.{split}" for split in SPLITS], "a JSONL or TSV file")
-    if data.max_length % block_size:
-        raise ParameterError("data.max_length", data.max_length, f"a multiple of the attention block size {block_size}")
+    reject(data.max_length % block_size != 0, "data.max_length", data.max_length,
+           f"a multiple of the attention block size {block_size}")
     texts, labels = {}, {}
     for split in SPLITS:
         texts[split], labels[split] = read_labelled(getattr(data, split), text_field=data.text_field,

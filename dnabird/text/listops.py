@@ -18,7 +18,7 @@ import numpy as np
 from dnabird.config import RecipeConfig
 from dnabird.data.tokenizer_base import SPECIAL_TOKENS, TokenizerBase
 from dnabird.datasets import listops
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
 from dnabird.model.task_spec import TaskSpec
@@ -89,8 +89,7 @@ class ListOpsData:
         explicit = getattr(self, split)
         if explicit is not None:
             return Path(explicit)
-        if self.directory is None:
-            raise ParameterError(f"data.{split}", None, "a path, or data.directory holding LRA's TSV names")
+        reject(self.directory is None, f"data.{split}", None, "a path, or data.directory holding LRA's TSV names")
         return Path(self.directory) / f"basic_{listops.FILE_SPLITS[split]}.tsv"
 
 
@@ -114,16 +113,6 @@ class ListOpsConfig(RecipeConfig):
         return recipe_encoder_config(self, ListOpsTokenizer().vocab_size)
 
 
-def task_spec(max_length: int) -> TaskSpec:
-    return TaskSpec(task="listops", problem="multiclass", labels=LABELS, eval_length=max_length,
-                    tokenizer_hash=ListOpsTokenizer().hash)
-
-
-def majority_accuracy(train_targets: np.ndarray, targets: np.ndarray) -> float:
-    """Accuracy of always predicting the most frequent training label."""
-    return float((targets == np.bincount(train_targets, minlength=10).argmax()).mean())
-
-
 def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
     """Train a ListOps classifier; returns the report (also `<out_dir>/report.json`)."""
     from functools import partial
@@ -135,7 +124,8 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
     from dnabird.model.heads import model_for_task
 
     tokenizer = ListOpsTokenizer()
-    spec = task_spec(config.max_length)
+    spec = TaskSpec(task="listops", problem="multiclass", labels=LABELS, eval_length=config.max_length,
+                    tokenizer_hash=tokenizer.hash)
 
     def read_split(path: Path) -> tuple[np.ndarray, np.ndarray]:
         rows = listops.read(path)
@@ -144,6 +134,7 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
 
     ids, targets = read_split(config.data.path("train"))
     examples = TokenExamples(ids, targets, seed=config.seed, shuffle=True)
+    majority = np.bincount(targets, minlength=10).argmax()  # the baseline always predicts it
     report = {"task": spec.to_dict(), "max_length": config.max_length, "train_examples": len(targets)}
     with recipe_run(config.train.device, seed=config.seed) as run:
         model = model_for_task(config.encoder(), spec, seed=config.seed)
@@ -160,7 +151,7 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
                                             batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id,
                                             device=run.device)
                 report[split] = {"model": multiclass_metrics(labels, scores),
-                                 "majority_class": {"accuracy": majority_accuracy(targets, split_targets),
+                                 "majority_class": {"accuracy": float((split_targets == majority).mean()),
                                                     "examples": len(split_targets)}}
             write_json_atomic(Path(config.train.out_dir) / "report.json", report)
     return report

@@ -31,7 +31,7 @@ from dnabird.config import RecipeConfig
 from dnabird.data.pretraining import mask_tokens
 from dnabird.data.text import read_documents
 from dnabird.data.text_tokenizer import TextTokenizer
-from dnabird.errors import ParameterError, require_paths
+from dnabird.errors import ParameterError, reject, require_paths
 from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
@@ -48,8 +48,7 @@ def pack_documents(tokenizer: TextTokenizer, documents, *, batch: int = 256) -> 
     parts, documents = [], iter(documents)
     while chunk := list(itertools.islice(documents, batch)):  # `batch` documents per tokenizer call
         parts += [np.asarray([*ids, tokenizer.sep_id], dtype=np.int32) for ids in tokenizer.encode(chunk)]
-    if not parts:
-        raise ParameterError("documents", "no documents", "at least one non-empty document")
+    reject(not parts, "documents", "no documents", "at least one non-empty document")
     return np.concatenate(parts)
 
 
@@ -59,10 +58,8 @@ class PackedTextExamples(EpochExamples):
 
     def __init__(self, stream: np.ndarray, tokenizer: TextTokenizer, *, max_length: int, mask_rate: float = 0.15,
                  seed: int = 0, shuffle: bool = True):
-        if max_length < 8:
-            raise ParameterError("max_length", max_length, "an integer >= 8")
-        if not 0.0 < mask_rate < 1.0:
-            raise ParameterError("mask_rate", mask_rate, "a fraction in (0, 1)")
+        reject(max_length < 8, "max_length", max_length, "an integer >= 8")
+        reject(not 0.0 < mask_rate < 1.0, "mask_rate", mask_rate, "a fraction in (0, 1)")
         super().__init__(np.empty(0, np.int64), seed=seed, shuffle=shuffle)  # no class labels: targets are drawn
         self.stream, self.max_length, self.mask_rate = stream, max_length, mask_rate
         self.cls_id, self.sep_id, self.pad_id = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
@@ -146,10 +143,8 @@ class MLMPhase:
     lr: float | None = None
 
     def __post_init__(self):
-        if self.steps < 1:
-            raise ParameterError("phases[].steps", self.steps, "an integer >= 1")
-        if self.lr is not None and self.lr < 0:
-            raise ParameterError("phases[].lr", self.lr, "a learning rate >= 0")
+        reject(self.steps < 1, "phases[].steps", self.steps, "an integer >= 1")
+        reject(self.lr is not None and self.lr < 0, "phases[].lr", self.lr, "a learning rate >= 0")
 
 
 @dataclass

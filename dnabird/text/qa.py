@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from dnabird.config import RecipeConfig
 from dnabird.data.squad import QAExample
 from dnabird.data.text_tokenizer import TextTokenizer
-from dnabird.errors import ParameterError, require_paths
+from dnabird.errors import reject, require_paths
 from dnabird.finetune.data import EpochExamples
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
@@ -85,8 +85,8 @@ def encode_questions(examples: Sequence[QAExample], tokenizer: TextTokenizer, *,
     """`[CLS] question [SEP] context [SEP]` per example, padded to `max_length`, with its global-attention
     mask and gold span targets (see the module docstring)."""
     n = len(examples)
-    if max_length < max_question_tokens + 8:
-        raise ParameterError("max_length", max_length, f">= max_question_tokens + 8 = {max_question_tokens + 8}")
+    reject(max_length < max_question_tokens + 8, "max_length", max_length,
+           f">= max_question_tokens + 8 = {max_question_tokens + 8}")
     ids = np.full((n, max_length), tokenizer.pad_id, dtype=np.int64)
     real, is_global = np.zeros((n, max_length), bool), np.zeros((n, max_length), bool)
     starts, ends = np.zeros((n, max_length), bool), np.zeros((n, max_length), bool)
@@ -179,10 +179,9 @@ def qa_report(predictions: dict[str, str], examples: Sequence[QAExample], inputs
     """EM and F1 (× 100, official normalisation) plus how many answers survived truncation."""
     report = evaluate(predictions, gold_answers(examples, group_by_question=group_by_question),
                       normalization=normalization)
-    report["answer_in_input"] = float(inputs.answer_in_input.mean()) if len(inputs) else 0.0
-    report["normalization"] = normalization
+    report.update(answer_in_input=float(inputs.answer_in_input.mean()) if len(inputs) else 0.0,
+                  normalization=normalization)
     return report
-
 
 
 @dataclass
@@ -228,8 +227,8 @@ class QAConfig(RecipeConfig):
     train: TrainConfig = field(default_factory=lambda: TrainConfig(out_dir="runs/text_qa", warmup_steps=10))
 
     def __post_init__(self):
-        if self.data.normalization not in NORMALIZERS:
-            raise ParameterError("data.normalization", self.data.normalization, f"one of {sorted(NORMALIZERS)}")
+        reject(self.data.normalization not in NORMALIZERS, "data.normalization", self.data.normalization,
+               f"one of {sorted(NORMALIZERS)}")
         if self.pretrained is None:
             _encoder_settings(self)  # model settings fail here, when the config loads
 
@@ -238,9 +237,9 @@ def _encoder_settings(config: QAConfig, vocab_size: int | None = None):
     from dnabird.attention import Longformer
 
     settings = recipe_encoder_config(config, vocab_size)
-    if not all(isinstance(settings.pattern(layer), Longformer) for layer in range(settings.num_layers)):
-        raise ParameterError("model_overrides.attention", settings.attention,
-                             "a longformer pattern in every layer (global attention goes on the question's tokens)")
+    reject(not all(isinstance(settings.pattern(layer), Longformer) for layer in range(settings.num_layers)),
+           "model_overrides.attention", settings.attention,
+           "a longformer pattern in every layer (global attention goes on the question's tokens)")
     return settings
 
 

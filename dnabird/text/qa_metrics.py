@@ -16,7 +16,7 @@ import string
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SQUAD_PUNCTUATION = set(string.punctuation)
@@ -62,10 +62,8 @@ def evaluate(predictions: Mapping[str, str], golds: Mapping[str, Sequence[str]],
              normalization: str = "squad") -> dict:
     """{"exact_match", "f1"} × 100 over every question of `golds` (a missing prediction scores 0), and the
     counts of questions and predictions."""
-    if normalization not in NORMALIZERS:
-        raise ParameterError("normalization", normalization, f"one of {sorted(NORMALIZERS)}")
-    if not golds:
-        raise ParameterError("golds", "no questions", "at least one question")
+    reject(normalization not in NORMALIZERS, "normalization", normalization, f"one of {sorted(NORMALIZERS)}")
+    reject(not golds, "golds", "no questions", "at least one question")
     normalize = NORMALIZERS[normalization]
     em = f = 0.0
     for qid, answers in golds.items():

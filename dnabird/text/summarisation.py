@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 
 from dnabird.data.text import read_jsonl
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, reject
 from dnabird.io import write_text_atomic
 from dnabird.model.checkpoint import read_tokenizer
 from dnabird.model.generation import GenerationSettings, generate
@@ -63,13 +63,11 @@ def encode_documents(tokenizer, documents: Sequence[str], *, max_length: int, on
                      names: Sequence[str] | None = None) -> EncodedDocuments:
     """Each document as `prefix tokens suffix` of at most `max_length` tokens (see the module docstring);
     `names` name the documents in errors and warnings (default: "document <index>")."""
-    if on_long not in ON_LONG:
-        raise ParameterError("on_long", on_long, f"one of {ON_LONG}")
+    reject(on_long not in ON_LONG, "on_long", on_long, f"one of {ON_LONG}")
     names = names or [f"document {i}" for i in range(len(documents))]
     prefix, suffix = template(tokenizer)
     room = max_length - len(prefix) - len(suffix)
-    if room < 1:
-        raise ParameterError("max_length", max_length, f"more than the {len(prefix) + len(suffix)} special tokens")
+    reject(room < 1, "max_length", max_length, f"more than the {len(prefix) + len(suffix)} special tokens")
     out = EncodedDocuments([], [])
     for name, document, tokens in zip(names, documents, tokenizer.encode(list(documents)), strict=True):
         if not document.strip() or not tokens:
@@ -87,8 +85,9 @@ def encode_documents(tokenizer, documents: Sequence[str], *, max_length: int, on
     return out
 
 
-def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """int64 ids [N, length] and their bool mask (True at real tokens)."""
+def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, multiple: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+    """int64 ids [N, L] and their bool mask (True at real tokens), L the longest row rounded up to a `multiple`."""
+    length = -(-max(map(len, rows)) // multiple) * multiple
     ids = torch.full((len(rows), length), pad_id, dtype=torch.long)
     mask = torch.zeros(len(rows), length, dtype=torch.bool)
     for i, row in enumerate(rows):
@@ -109,11 +108,10 @@ class Summariser:
         settings = settings or GenerationSettings()
         self.model, self.tokenizer, self.settings = model.to(device).eval(), tokenizer, settings
         self.max_length = positions if max_length is None else max_length
-        if not 0 < self.max_length <= positions:
-            raise ParameterError("max_length", max_length, f"at most the encoder's {positions} positions")
-        if settings.max_length + 1 > model.config.max_decoder_positions:
-            raise ParameterError("max_length of generation", settings.max_length,
-                                 f"below the decoder's {model.config.max_decoder_positions} positions")
+        reject(not 0 < self.max_length <= positions, "max_length", max_length,
+               f"at most the encoder's {positions} positions")
+        reject(settings.max_length + 1 > model.config.max_decoder_positions, "max_length of generation",
+               settings.max_length, f"below the decoder's {model.config.max_decoder_positions} positions")
         self.on_long, self.batch_size, self.device = on_long, batch_size, device
         self.length_multiple = encoder.length_multiple
 
@@ -131,8 +129,7 @@ class Summariser:
         summaries = []
         for start in progress_bar(range(0, len(encoded.ids), self.batch_size), desc="summarising", unit=" batches"):
             rows = encoded.ids[start:start + self.batch_size]
-            length = -(-max(map(len, rows)) // self.length_multiple) * self.length_multiple
-            ids, mask = pad_batch(rows, pad, length)
+            ids, mask = pad_batch(rows, pad, self.length_multiple)
             outputs = generate(self.model, ids.to(self.device), mask.to(self.device), settings=self.settings)
             summaries += [self.tokenizer.decode(tokens).strip() for tokens in outputs]
         return summaries

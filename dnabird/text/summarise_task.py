@@ -24,11 +24,11 @@ import torch
 
 from dnabird.config import RecipeConfig
 from dnabird.data.text import read_jsonl
-from dnabird.errors import InputFormatError, ParameterError, require_paths
+from dnabird.errors import InputFormatError, ParameterError, reject, require_paths
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.evaluate import Selection
-from dnabird.finetune.report import _value
+from dnabird.finetune.report import MODEL_ROW, _value
 from dnabird.io import write_json_atomic, write_text_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.generation import GenerationSettings
@@ -39,7 +39,6 @@ from dnabird.train.recipe import recipe_run
 
 TASK = "summarise"
 SPLITS = ("train", "validation", "test")
-MODEL_ROW = "fine-tuned model"
 
 
 @dataclass
@@ -63,8 +62,7 @@ class SummaryData:
 
     def __post_init__(self):
         for name in ("max_length", "max_summary_length", "lead_sentences"):
-            if getattr(self, name) < 1:
-                raise ParameterError(f"data.{name}", getattr(self, name), "a positive integer")
+            reject(getattr(self, name) < 1, f"data.{name}", getattr(self, name), "a positive integer")
 
 
 @dataclass
@@ -148,11 +146,9 @@ class PairExamples(EpochExamples):
 
 def collate_pairs(examples: list[dict], *, pad_id: int, multiple: int) -> dict[str, torch.Tensor]:
     """Pad documents to the longest (a `multiple`), summaries to the longest (labels with IGNORE_INDEX)."""
-    length = -(-max(len(e["input_ids"]) for e in examples) // multiple) * multiple
-    ids, mask = pad_batch([e["input_ids"] for e in examples], pad_id, length)
-    width = max(len(e["labels"]) for e in examples)
-    decoder_ids, _ = pad_batch([e["decoder_input_ids"] for e in examples], pad_id, width)
-    labels, _ = pad_batch([e["labels"] for e in examples], IGNORE_INDEX, width)
+    ids, mask = pad_batch([e["input_ids"] for e in examples], pad_id, multiple)
+    decoder_ids, _ = pad_batch([e["decoder_input_ids"] for e in examples], pad_id)  # as long as the labels
+    labels, _ = pad_batch([e["labels"] for e in examples], IGNORE_INDEX)
     return {"input_ids": ids, "attention_mask": mask, "decoder_input_ids": decoder_ids, "labels": labels}
 
 
@@ -189,8 +185,7 @@ def resolve_tokenizer(config: SummariseConfig):
 
     if config.pretrained != FROM_SCRATCH:
         return load_tokenizer(config.pretrained)
-    if config.tokenizer is None:
-        raise ParameterError("tokenizer", None, "a sentencepiece .model path when training from scratch")
+    reject(config.tokenizer is None, "tokenizer", None, "a sentencepiece .model path when training from scratch")
     return TextTokenizer.load(config.tokenizer)
 
 
@@ -212,15 +207,13 @@ def finetune(config: SummariseConfig, *, resume: bool = False) -> dict:
     """Train, keep the best validation model, report ROUGE on test beside lead-k. Returns the report."""
     tokenizer = resolve_tokenizer(config)
     splits = {split: encode_split(config, tokenizer, split) for split in SPLITS}
-    if config.train.warmup_steps >= config.train.max_steps:
-        raise ParameterError("train.warmup_steps", config.train.warmup_steps,
-                             f"fewer than the run's {config.train.max_steps} steps")
+    reject(config.train.warmup_steps >= config.train.max_steps, "train.warmup_steps", config.train.warmup_steps,
+           f"fewer than the run's {config.train.max_steps} steps")
     report = {}
     with recipe_run(config.train.device, seed=config.seed) as run:
         model = build_model(config, tokenizer)
         encoder = model.config.encoder
         encoder.check_length(config.data.max_length, "data.max_length")
-        pad = tokenizer.pad_id
         _, _, encoded, targets = splits["train"]
         train_examples = PairExamples(encoded.ids, targets, model.config.decoder_start_token_id, seed=config.seed,
                                       shuffle=True)
@@ -240,7 +233,7 @@ def finetune(config: SummariseConfig, *, resume: bool = False) -> dict:
             return {f"val_{name}": value for name, value in scores.items()}
 
         run.fit(model, teacher_forcing_loss, train_examples, config.train, resume=resume,
-                collate_fn=lambda batch: collate_pairs(batch, pad_id=pad, multiple=encoder.length_multiple),
+                collate_fn=partial(collate_pairs, pad_id=tokenizer.pad_id, multiple=encoder.length_multiple),
                 run_info={"summarise": dataclasses.asdict(config)}, tokenizer_files=(tokenizer.path,),
                 validate=validate, selection=selection)
         if run.is_main:
