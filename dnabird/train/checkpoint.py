@@ -79,7 +79,10 @@ def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.O
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
     distributed.barrier(ctx)
-    safetensors.torch.save_file(_rng_state(), str(tmp / f"rng_rank{ctx.rank}.safetensors"))
+    rng = {"cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        rng["cuda"] = torch.cuda.get_rng_state()
+    safetensors.torch.save_file(rng, str(tmp / f"rng_rank{ctx.rank}.safetensors"))
     if ctx.is_main:
         save_model(model, tmp / MODEL_DIR)
         tensors, meta = _flatten_optimizer(optimizer.state_dict())
@@ -118,7 +121,10 @@ def load(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, *
         log.warning("%s was written by %s process(es), resuming with %d: RNG streams restart from the seed, "
                     "so the resumed run is not bit-identical", path, state.get("world_size"), ctx.world_size)
     else:
-        _set_rng_state(_read_safetensors(rng_file))
+        rng = _read_safetensors(rng_file)
+        torch.set_rng_state(rng["cpu"])
+        if "cuda" in rng and torch.cuda.is_available():
+            torch.cuda.set_rng_state(rng["cuda"])
     return state
 
 
@@ -153,16 +159,3 @@ def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict) -> dict:
         if "betas" in group:
             group["betas"] = tuple(group["betas"])
     return {"state": state, "param_groups": groups}
-
-
-def _rng_state() -> dict[str, torch.Tensor]:
-    states = {"cpu": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state()
-    return states
-
-
-def _set_rng_state(states: dict[str, torch.Tensor]) -> None:
-    torch.set_rng_state(states["cpu"])
-    if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state(states["cuda"])
