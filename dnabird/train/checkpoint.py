@@ -4,7 +4,7 @@ Layout of `<run>/checkpoints/step_00001000/`:
   model/             written by the caller's `save_model(model, dir)` (default: `model/model.safetensors`)
   optimizer.safetensors + optimizer.json   optimizer tensors, and its param groups / scalars as JSON
   rng_rank<R>.safetensors                  torch RNG states of each rank
-  train_state.json                         step (= data position), schedule inputs, free-form extras
+  train_state.json                         step (= data position) and world size
 Every rank writes into `.tmp-step_…`; rank 0 renames it once all have finished, so a directory named
 `step_…` is always complete.
 """
@@ -70,7 +70,7 @@ def latest(root: Path) -> Path | None:
 
 
 def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer, *,
-         ctx: distributed.Context, keep_last: int, extra: dict | None = None,
+         ctx: distributed.Context, keep_last: int,
          save_model: Callable[[torch.nn.Module, Path], None] = save_model_safetensors) -> Path:
     """Write the checkpoint after `step` optimizer steps; every rank must call it. Returns its path."""
     final = root / f"{PREFIX}{step:08d}"
@@ -88,8 +88,7 @@ def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.O
         tensors, meta = _flatten_optimizer(optimizer.state_dict())
         safetensors.torch.save_file(tensors, str(tmp / "optimizer.safetensors"))
         (tmp / "optimizer.json").write_text(json.dumps(meta))
-        state = {"step": step, "world_size": ctx.world_size, **(extra or {})}
-        (tmp / TRAIN_STATE).write_text(json.dumps(state, indent=2))
+        (tmp / TRAIN_STATE).write_text(json.dumps({"step": step, "world_size": ctx.world_size}, indent=2))
     distributed.barrier(ctx)
     if ctx.is_main:
         follow_umask(tmp)
