@@ -49,10 +49,9 @@ class _SPE(nn.Module):
         super().__init__()
         check_int("num_heads", num_heads)
         check_int("head_size", head_size)
+        self.num_heads, self.head_size = num_heads, head_size
         for name, value in (("realizations", realizations), *sizes.items()):
             check_int(f"spe.{name}", value)
-        self.num_heads, self.head_size, self.realizations = num_heads, head_size, realizations
-        for name, value in sizes.items():
             setattr(self, name, value)
         self.gate = nn.Parameter(torch.zeros(num_heads, head_size)) if gated else None
         self.chunk = CODE_CHUNK
