@@ -101,8 +101,8 @@ class _SPE(nn.Module):
             if self.factored_is_cheaper(q.shape[0]):
                 chunks.append(self.project_factored(q[:, :, window], k[:, :, window], seed, start))
             else:
-                bars = self.codes(count, seed, q.device, start)
-                chunks.append(tuple(_project(x[:, :, window], bar.to(x.dtype))
+                bars = self.codes(count, seed, q.device, start)  # Σ_d x[b, h, m, d] bar[h, d, m, r]: never x ⊙ bar
+                chunks.append(tuple(torch.einsum("bhmd,hdmr->bhmr", x[:, :, window], bar.to(x.dtype))
                                     for x, bar in zip((q, k), bars, strict=True)))
         q_pos, k_pos = (torch.cat(parts, 2) for parts in zip(*chunks, strict=True))
         if self.gate is None:
@@ -119,11 +119,6 @@ class _SPE(nn.Module):
     def bind(self, seed: int):
         """The hook `(q, k) → (q̂, k̂)` with this call's noise seed, for `attention(..., positional=...)`."""
         return lambda q, k: self(q, k, seed=seed)
-
-
-def _project(x: torch.Tensor, bar: torch.Tensor) -> torch.Tensor:
-    """Σ_d x[b, h, m, d] bar[h, d, m, r] → [B, H, L, R], one matmul per (h, m) (never x ⊙ bar in full)."""
-    return torch.einsum("bhmd,hdmr->bhmr", x, bar)
 
 
 class SineSPE(_SPE):
