@@ -4,9 +4,6 @@
 pattern's layout for this call (so short sequences are decided per call, never sticky),
 hands the normalised call to a backend, and crops the result. Backends differ only in how
 they compute; all of them obey the same pattern, padding and empty-row rules.
-
-With `query_offset` (the Full pattern only) q holds other rows than k, v: cross-attention, or a
-decoder step against its cached keys (see `attention`).
 """
 
 from __future__ import annotations
@@ -20,7 +17,7 @@ import torch.nn.functional as F
 
 from dnabird.attention.backends import select_backend
 from dnabird.attention.linear import LinearKernel, linear_attention
-from dnabird.attention.patterns import BlockLayout, Pattern
+from dnabird.attention.patterns import BlockLayout, Full, Pattern
 from dnabird.errors import ParameterError, reject
 
 Positional = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -114,8 +111,6 @@ def _check_separate_queries(q, k, pattern, causal, global_qkv, global_mask, posi
                             query_offset) -> None:
     """Query rows that are not the keys' own (`query_offset` given): Full pattern only, nothing global,
     positional or random."""
-    from dnabird.attention.patterns import Full
-
     if not isinstance(pattern, Full):
         raise ParameterError("query_offset", query_offset,
                              f"None with a {type(pattern).__name__} pattern (separate query rows: Full only)")

@@ -153,14 +153,13 @@ def _causal(q_feat: torch.Tensor, k_feat: torch.Tensor, v: torch.Tensor, chunk: 
 
 
 def linear_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, kernel: LinearKernel, *,
-                     key_padding_mask: torch.Tensor | None, causal: bool, scale: float, seed: int,
-                     chunk: int = CAUSAL_CHUNK) -> torch.Tensor:
+                     key_padding_mask: torch.Tensor | None, causal: bool, scale: float, seed: int) -> torch.Tensor:
     """Normalised linear attention [B, H, L, d_v] of `kernel`; rows without a real key give zeros."""
     q_feat, k_feat = kernel.features(q, k, scale, seed, key_padding_mask)
     if key_padding_mask is not None:
         k_feat = k_feat * key_padding_mask[:, None, :, None].to(k_feat.dtype)
     if causal:
-        return _causal(q_feat, k_feat, v, chunk)
+        return _causal(q_feat, k_feat, v, CAUSAL_CHUNK)
     context = k_feat.transpose(-1, -2) @ v  # [B, H, F, d_v]
     denominator = q_feat @ k_feat.sum(2)[..., None]  # [B, H, L, 1]
     return (q_feat @ context) / denominator.clamp_min(torch.finfo(q_feat.dtype).tiny)

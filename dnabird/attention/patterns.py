@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from dnabird.attention.random_blocks import RANDOM_MODES, draw_random_blocks, validate_random_blocks
-from dnabird.errors import ParameterError, check_int, reject
+from dnabird.errors import ParameterError, check_int, check_positive_ints, reject
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,7 @@ class BlockLayout:
 
 def _check_bigbird(pattern: BigBirdITC | BigBirdETC) -> None:
     """The checks both BigBird patterns share: heads, block size, an odd window, random blocks ≥ 0."""
-    for name in ("num_heads", "block_size", "window_blocks"):
-        check_int(name, getattr(pattern, name))
+    check_positive_ints(pattern, ("num_heads", "block_size", "window_blocks"))
     reject(pattern.window_blocks % 2 == 0, "window_blocks", pattern.window_blocks,
            "an odd number of blocks (the block and equal neighbours)")
     check_int("num_random_blocks", pattern.num_random_blocks, 0)
@@ -261,8 +260,7 @@ class Longformer(Pattern):
         if isinstance(self.dilation, list):
             object.__setattr__(self, "dilation", tuple(self.dilation))
         object.__setattr__(self, "global_positions", tuple(sorted(set(self.global_positions))))
-        for name in ("num_heads", "block_size", "window"):
-            check_int(name, getattr(self, name))
+        check_positive_ints(self, ("num_heads", "block_size", "window"))
         reject(self.window % 2, "window", self.window, "an even total window (window/2 keys on each side)")
         if isinstance(self.dilation, tuple) and len(self.dilation) != self.num_heads:
             raise ParameterError("dilation", self.dilation, f"one int or one value per head ({self.num_heads})")

@@ -49,10 +49,9 @@ class _SPE(nn.Module):
         super().__init__()
         check_int("num_heads", num_heads)
         check_int("head_size", head_size)
+        self.num_heads, self.head_size = num_heads, head_size
         for name, value in (("realizations", realizations), *sizes.items()):
             check_int(f"spe.{name}", value)
-        self.num_heads, self.head_size, self.realizations = num_heads, head_size, realizations
-        for name, value in sizes.items():
             setattr(self, name, value)
         self.gate = nn.Parameter(torch.zeros(num_heads, head_size)) if gated else None
         self.chunk = CODE_CHUNK
@@ -102,8 +101,8 @@ class _SPE(nn.Module):
             if self.factored_is_cheaper(q.shape[0]):
                 chunks.append(self.project_factored(q[:, :, window], k[:, :, window], seed, start))
             else:
-                bars = self.codes(count, seed, q.device, start)
-                chunks.append(tuple(_project(x[:, :, window], bar.to(x.dtype))
+                bars = self.codes(count, seed, q.device, start)  # Σ_d x[b, h, m, d] bar[h, d, m, r]: never x ⊙ bar
+                chunks.append(tuple(torch.einsum("bhmd,hdmr->bhmr", x[:, :, window], bar.to(x.dtype))
                                     for x, bar in zip((q, k), bars, strict=True)))
         q_pos, k_pos = (torch.cat(parts, 2) for parts in zip(*chunks, strict=True))
         if self.gate is None:
@@ -120,11 +119,6 @@ class _SPE(nn.Module):
     def bind(self, seed: int):
         """The hook `(q, k) → (q̂, k̂)` with this call's noise seed, for `attention(..., positional=...)`."""
         return lambda q, k: self(q, k, seed=seed)
-
-
-def _project(x: torch.Tensor, bar: torch.Tensor) -> torch.Tensor:
-    """Σ_d x[b, h, m, d] bar[h, d, m, r] → [B, H, L, R], one matmul per (h, m) (never x ⊙ bar in full)."""
-    return torch.einsum("bhmd,hdmr->bhmr", x, bar)
 
 
 class SineSPE(_SPE):

@@ -4,7 +4,7 @@ Layout of `<run>/checkpoints/step_00001000/`:
   model/             written by the caller's `save_model(model, dir)` (default: `model/model.safetensors`)
   optimizer.safetensors + optimizer.json   optimizer tensors, and its param groups / scalars as JSON
   rng_rank<R>.safetensors                  torch RNG states of each rank
-  train_state.json                         step (= data position), schedule inputs, free-form extras
+  train_state.json                         step (= data position) and world size
 Every rank writes into `.tmp-step_…`; rank 0 renames it once all have finished, so a directory named
 `step_…` is always complete.
 """
@@ -70,7 +70,7 @@ def latest(root: Path) -> Path | None:
 
 
 def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer, *,
-         ctx: distributed.Context, keep_last: int, extra: dict | None = None,
+         ctx: distributed.Context, keep_last: int,
          save_model: Callable[[torch.nn.Module, Path], None] = save_model_safetensors) -> Path:
     """Write the checkpoint after `step` optimizer steps; every rank must call it. Returns its path."""
     final = root / f"{PREFIX}{step:08d}"
@@ -79,14 +79,16 @@ def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.O
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
     distributed.barrier(ctx)
-    safetensors.torch.save_file(_rng_state(), str(tmp / f"rng_rank{ctx.rank}.safetensors"))
+    rng = {"cpu": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        rng["cuda"] = torch.cuda.get_rng_state()
+    safetensors.torch.save_file(rng, str(tmp / f"rng_rank{ctx.rank}.safetensors"))
     if ctx.is_main:
         save_model(model, tmp / MODEL_DIR)
         tensors, meta = _flatten_optimizer(optimizer.state_dict())
         safetensors.torch.save_file(tensors, str(tmp / "optimizer.safetensors"))
         (tmp / "optimizer.json").write_text(json.dumps(meta))
-        state = {"step": step, "world_size": ctx.world_size, **(extra or {})}
-        (tmp / TRAIN_STATE).write_text(json.dumps(state, indent=2))
+        (tmp / TRAIN_STATE).write_text(json.dumps({"step": step, "world_size": ctx.world_size}, indent=2))
     distributed.barrier(ctx)
     if ctx.is_main:
         follow_umask(tmp)
@@ -118,7 +120,10 @@ def load(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, *
         log.warning("%s was written by %s process(es), resuming with %d: RNG streams restart from the seed, "
                     "so the resumed run is not bit-identical", path, state.get("world_size"), ctx.world_size)
     else:
-        _set_rng_state(_read_safetensors(rng_file))
+        rng = _read_safetensors(rng_file)
+        torch.set_rng_state(rng["cpu"])
+        if "cuda" in rng and torch.cuda.is_available():
+            torch.cuda.set_rng_state(rng["cuda"])
     return state
 
 
@@ -153,16 +158,3 @@ def _unflatten_optimizer(tensors: dict[str, torch.Tensor], meta: dict) -> dict:
         if "betas" in group:
             group["betas"] = tuple(group["betas"])
     return {"state": state, "param_groups": groups}
-
-
-def _rng_state() -> dict[str, torch.Tensor]:
-    states = {"cpu": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state()
-    return states
-
-
-def _set_rng_state(states: dict[str, torch.Tensor]) -> None:
-    torch.set_rng_state(states["cpu"])
-    if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state(states["cuda"])

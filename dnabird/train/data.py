@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, reject
 
 
 def stack_examples(examples: Sequence[dict[str, np.ndarray]]) -> dict[str, torch.Tensor]:
@@ -33,9 +33,8 @@ def rank_slice(step: int, global_batch: int, rank: int, world_size: int) -> rang
 
 def accumulation_steps(global_batch: int, micro_batch: int, world_size: int) -> int:
     """Micro-batches per rank per optimizer step; the global batch must split evenly."""
-    if global_batch % (micro_batch * world_size):
-        raise ParameterError("global_batch_size", global_batch,
-                             f"a multiple of micro_batch_size × world size = {micro_batch} × {world_size}")
+    reject(global_batch % (micro_batch * world_size), "global_batch_size", global_batch,
+           f"a multiple of micro_batch_size × world size = {micro_batch} × {world_size}")
     return global_batch // (micro_batch * world_size)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -41,10 +41,9 @@ class Context:
 
 def resolve_device(device: str, local_rank: int = 0) -> torch.device:
     """The torch device a `device` setting names: "auto" is the first GPU when there is one, else the CPU."""
-    if device not in DEVICES:
-        raise ParameterError("device", device, f"one of {', '.join(DEVICES)}")
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ParameterError("device", device, "auto or cpu: torch sees no CUDA device here")
+    reject(device not in DEVICES, "device", device, f"one of {', '.join(DEVICES)}")
+    reject(device == "cuda" and not torch.cuda.is_available(), "device", device,
+           "auto or cpu: torch sees no CUDA device here")
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return torch.device(f"cuda:{local_rank}" if device == "cuda" else device)

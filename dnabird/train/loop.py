@@ -18,7 +18,7 @@ from typing import NamedTuple
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from dnabird.errors import CheckpointError, Interrupted, NonFiniteLossError, ParameterError
+from dnabird.errors import CheckpointError, Interrupted, NonFiniteLossError, reject
 from dnabird.io import write_json_atomic
 from dnabird.progress import progress_bar
 from dnabird.train import checkpoint, distributed
@@ -57,16 +57,14 @@ class TrainConfig:
     progress: bool = True             # tqdm bar (only on a TTY and on rank 0)
 
     def __post_init__(self):
-        if self.precision not in ("auto", "bf16", "fp32"):
-            raise ParameterError("train.precision", self.precision, "one of auto, bf16, fp32")
-        if self.device not in distributed.DEVICES:
-            raise ParameterError("train.device", self.device, f"one of {', '.join(distributed.DEVICES)}")
+        reject(self.precision not in ("auto", "bf16", "fp32"), "train.precision", self.precision,
+               "one of auto, bf16, fp32")
+        reject(self.device not in distributed.DEVICES, "train.device", self.device,
+               f"one of {', '.join(distributed.DEVICES)}")
         for name in ("max_steps", "global_batch_size", "micro_batch_size", "checkpoint_every", "keep_last",
                      "log_every"):
-            if int(getattr(self, name)) < 1:
-                raise ParameterError(f"train.{name}", getattr(self, name), "an integer >= 1")
-        if self.eval_every < 0:
-            raise ParameterError("train.eval_every", self.eval_every, "an integer >= 0")
+            reject(int(getattr(self, name)) < 1, f"train.{name}", getattr(self, name), "an integer >= 1")
+        reject(self.eval_every < 0, "train.eval_every", self.eval_every, "an integer >= 0")
 
 
 class LossOutput(NamedTuple):

@@ -81,9 +81,7 @@ def plan(call: AttentionCall) -> tuple[torch.Tensor, list[Group]]:
 
 def dense_rows(q_rows, k, v, key_padding_mask, query_pos, call, kernel):
     """Rows that attend to every key (subject to padding and causality): one dense call."""
-    mask = None
-    if key_padding_mask is not None:
-        mask = key_padding_mask[:, None, None, :]
+    mask = None if key_padding_mask is None else key_padding_mask[:, None, None, :]
     if call.causal:
         causal = torch.arange(k.shape[2], device=k.device)[None, :] <= query_pos[:, None]
         mask = causal[None, None] if mask is None else mask & causal
@@ -142,12 +140,10 @@ def run_gathered(call: AttentionCall, kernel: Kernel, max_chunk_bytes: int | Non
         n, c = group.key_blocks.shape
         index = group.key_blocks.t().to(device).flatten()  # slot-major: [c·n]; gathered k, v: [B, n, b·c, D]
         k_g, v_g = (x.index_select(2, index).view(B, b * c, n, -1).transpose(1, 2) for x in (k_t, v_t))
-        mask = None
         if globals_.numel():  # every global token's key and value after the gathered ones
             heads = (group.rows // nb).to(device)
             k_g, v_g = (torch.cat([g, x[:, :, globals_].index_select(1, heads)], 2) for g, x in ((k_g, k), (v_g, v)))
-        if group.token_mask is not None:
-            mask = group.token_mask.to(device)[None]  # [1, n, b, b·c + G]
+        mask = None if group.token_mask is None else group.token_mask.to(device)[None]  # [1, n, b, b·c + G]
         if group.local_extras is not None:  # per example: a global-token key is global, or local
             g = globals_.numel()
             extras = torch.where(call.global_token_mask[:, None, None, :], mask[..., -g:],
