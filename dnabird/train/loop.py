@@ -188,7 +188,6 @@ def train(model: torch.nn.Module, loss_fn: Callable[[torch.nn.Module, dict, int]
         metric_keys = [k for k in records[-1] if k not in ("step", "loss", "lr", "grad_norm", "tokens_per_s")]
         plot_learning_curve(records, out_dir / "learning_curve.png", keys=("loss", *metric_keys, "lr"))
     if owns_group:   # a gloo group left to interpreter shutdown can abort the process (SIGABRT)
-        distributed.barrier(ctx)
         distributed.teardown(ctx)
     return records
 
