@@ -29,7 +29,7 @@ import numpy as np
 
 from dnabird.data.corpus import PART_SUFFIX, corpus_parts, iter_part_documents
 from dnabird.data.tokenizer import load_tokenizer
-from dnabird.data.tokenizer_base import DnaTokenizer
+from dnabird.data.tokenizer_base import DnaTokenizer, check_sequence
 from dnabird.errors import InputFormatError
 from dnabird.io import atomic_output, file_fingerprint
 from dnabird.progress import progress_bar
@@ -166,7 +166,7 @@ def _checked_batches(documents: Iterable, tokenizer: DnaTokenizer) -> Iterator[l
             raise InputFormatError("document has no sentences", record=str(document.id))
         for sentence in document.sentences:
             where = f"document {document.id} {document.chrom}:{sentence.start}-{sentence.end}"
-            tokenizer.check(sentence.sequence, where)
+            check_sequence(sentence.sequence, where, tokenizer.alphabet)
         batch.append(document)
         sentences += len(document.sentences)
         if sentences >= _ENCODE_BATCH_SENTENCES:

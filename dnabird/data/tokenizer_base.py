@@ -240,10 +240,6 @@ class DnaTokenizer(TokenizerBase):
     def offsets(self, sequence: str) -> list[tuple[int, int]]:
         """Each token's 0-based half-open bp span in `sequence`; the spans tile it exactly."""
 
-    def check(self, sequence: str, record: str) -> None:
-        """Raise `InputFormatError` naming `record` if upper-case `sequence` holds a letter outside the alphabet."""
-        check_sequence(sequence, record, self.alphabet)
-
     def encode(self, sequences: str | Sequence[str], *, record: str | None = None,
                num_threads: int = 1) -> list[int] | list[list[int]]:
         """Token ids of one sequence (a list of ids) or of each of several (a list of lists), no [CLS]/[SEP].
@@ -261,7 +257,7 @@ class DnaTokenizer(TokenizerBase):
         single = isinstance(sequences, str)
         upper = [sequence.upper() for sequence in ([sequences] if single else sequences)]
         for index, sequence in enumerate(upper):
-            self.check(sequence, f"{record or 'sequence'}{'' if single else f' {index}'}")
+            check_sequence(sequence, f"{record or 'sequence'}{'' if single else f' {index}'}", self.alphabet)
         return upper
 
     @staticmethod
