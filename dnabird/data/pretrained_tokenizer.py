@@ -42,8 +42,7 @@ class PretrainedTokenizer(TokenizersBackedTokenizer):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> PretrainedTokenizer:
-        """Read a `tokenizer.json` file, or a directory holding one, a byte-level BPE (`vocab.json` +
-        `merges.txt`) or a Pegasus `spiece.model`."""
+        """Read a `tokenizer.json`, or a directory with one of the layouts the module docstring lists."""
         path = Path(path)
         if (path / FILE).is_file():
             path = path / FILE
