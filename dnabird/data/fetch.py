@@ -128,17 +128,15 @@ def _fetch_file(source: SourceFile, dest: Path, lock: LockFile, *, progress: boo
 def _unpack(source: SourceFile, path: Path, dest: Path, lock: LockFile, is_fasta: bool,
             progress: bool) -> list[Path]:
     """Unpack a verified download unless its recorded outputs are already there; index FASTA outputs."""
+    entry = lock.get(source.filename)
+    recorded = entry.get("unpacked", [])
     if source.unpack == "none":
         outputs = [path]
+    elif recorded and entry.get("unpacked_from") == entry["sha256"] and all((dest / n).exists() for n in recorded):
+        outputs = [dest / name for name in recorded]
     else:
-        entry = lock.get(source.filename)
-        recorded = entry.get("unpacked", [])
-        if recorded and entry.get("unpacked_from") == entry["sha256"] and all((dest / n).exists()
-                                                                              for n in recorded):
-            outputs = [dest / name for name in recorded]
-        else:
-            outputs = _unpack_now(source, path, dest, set(recorded), progress)
-            lock.update(source.filename, unpacked=[p.name for p in outputs], unpacked_from=entry["sha256"])
+        outputs = _unpack_now(source, path, dest, set(recorded), progress)
+        lock.update(source.filename, unpacked=[p.name for p in outputs], unpacked_from=entry["sha256"])
     if is_fasta:
         for output in outputs:
             if output.suffix in FASTA_SUFFIXES:

@@ -5,7 +5,6 @@ guessed, at the file's own ids (GENA-LM's: [UNK]=0, [CLS]=1, [SEP]=2, [PAD]=3, [
 on the same file: lower case reads as upper case (transformers makes GENA-LM's soft-masked bases [UNK]);
 letters outside the file's single-letter pieces are an error naming the record; a run the normalizer
 replaces (GENA-LM: >= 10 N become `-`, which decodes to nothing) spans the whole run in `offsets`.
-`sentencepiece_to_tokenizer_json` converts a dnabird `Tokenizer` into this format (`write_hf_tokenizer_files`).
 """
 
 from __future__ import annotations

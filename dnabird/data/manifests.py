@@ -86,8 +86,7 @@ class Manifest:
 
 
 _MANIFEST_KEYS = {"name": True, "description": True, "build": True, "format": True, "license": True,
-                  "terms": False, "files": False, "generator": False, "seed": False,
-                  "options": False}
+                  "terms": False, "files": False, "generator": False, "seed": False, "options": False}
 _FILE_KEYS = {"filename": True, "url": True, "mirrors": False, "size": False, "checksum": True,
               "unpack": False}
 _CHECKSUM_KEYS = {"md5": False, "sha256": False, "bsd_sum": False, "listed_in": False}
@@ -99,9 +98,14 @@ def normalize_digest(algorithm: str, digest: str) -> str:
     return " ".join(str(int(part)) for part in digest.split()) if algorithm == "bsd_sum" else digest
 
 
+def _refuse(invalid: bool, message: str) -> None:
+    """Raise `ConfigError(message)` when `invalid` (`reject` for manifest fields)."""
+    if invalid:
+        raise ConfigError(message)
+
+
 def _check_keys(mapping: object, keys: dict[str, bool], where: str) -> dict:
-    if not isinstance(mapping, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(mapping).__name__}")
+    _refuse(not isinstance(mapping, dict), f"{where}: expected a mapping, got {type(mapping).__name__}")
     unknown = sorted(set(mapping) - set(keys))
     if unknown:
         raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(keys)})")
@@ -112,15 +116,13 @@ def _check_keys(mapping: object, keys: dict[str, bool], where: str) -> dict:
 
 
 def _text(value: object, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: expected a non-empty string, got {value!r}")
+    _refuse(not isinstance(value, str) or not value.strip(), f"{where}: expected a non-empty string, got {value!r}")
     return value.strip()
 
 
 def _url(value: object, where: str) -> str:
     url = _text(value, where)
-    if not url.startswith(("https://", "http://")):
-        raise ConfigError(f"{where}: expected an http(s) URL, got {url!r}")
+    _refuse(not url.startswith(("https://", "http://")), f"{where}: expected an http(s) URL, got {url!r}")
     return url
 
 
@@ -132,12 +134,10 @@ def _checksum(value: object, where: str) -> Checksum:
     for algorithm, pattern in _DIGEST_PATTERNS.items():
         if mapping.get(algorithm) is not None:
             digest = str(mapping[algorithm]).strip().lower()
-            if not pattern.fullmatch(digest):
-                raise ConfigError(f"{where}.{algorithm}: {digest!r} is not a valid {algorithm} digest")
+            _refuse(not pattern.fullmatch(digest), f"{where}.{algorithm}: {digest!r} is not a valid {algorithm} digest")
             fields[algorithm] = normalize_digest(algorithm, digest)
     if mapping.get("listed_in") is not None:
-        if fields:
-            raise ConfigError(f"{where}: give either digests or listed_in, not both")
+        _refuse(bool(fields), f"{where}: give either digests or listed_in, not both")
         fields["listed_in"] = _url(mapping["listed_in"], f"{where}.listed_in")
     if not fields:
         raise ConfigError(f"{where}: give md5, sha256, bsd_sum or listed_in, "
@@ -148,19 +148,17 @@ def _checksum(value: object, where: str) -> Checksum:
 def _source_file(value: object, where: str) -> SourceFile:
     mapping = _check_keys(value, _FILE_KEYS, where)
     filename = _text(mapping["filename"], f"{where}.filename")
-    if "/" in filename or "\\" in filename or filename in (".", ".."):
-        raise ConfigError(f"{where}.filename: expected a plain file name, got {filename!r}")
+    _refuse("/" in filename or "\\" in filename or filename in (".", ".."),
+            f"{where}.filename: expected a plain file name, got {filename!r}")
     mirrors = mapping.get("mirrors") or []
-    if not isinstance(mirrors, list):
-        raise ConfigError(f"{where}.mirrors: expected a list of URLs, got {mirrors!r}")
+    _refuse(not isinstance(mirrors, list), f"{where}.mirrors: expected a list of URLs, got {mirrors!r}")
     size = mapping.get("size")
-    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
-        raise ConfigError(f"{where}.size: expected a byte count or null, got {size!r}")
+    _refuse(size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0),
+            f"{where}.size: expected a byte count or null, got {size!r}")
     unpack = mapping.get("unpack", "none")
-    if unpack not in UNPACK_MODES:
-        raise ConfigError(f"{where}.unpack: expected one of {', '.join(UNPACK_MODES)}, got {unpack!r}")
-    if unpack == "gunzip" and not filename.endswith(".gz"):
-        raise ConfigError(f"{where}.unpack: gunzip needs a file name ending in .gz, got {filename!r}")
+    _refuse(unpack not in UNPACK_MODES, f"{where}.unpack: expected one of {', '.join(UNPACK_MODES)}, got {unpack!r}")
+    _refuse(unpack == "gunzip" and not filename.endswith(".gz"),
+            f"{where}.unpack: gunzip needs a file name ending in .gz, got {filename!r}")
     return SourceFile(filename, _url(mapping["url"], f"{where}.url"),
                       tuple(_url(m, f"{where}.mirrors[{i}]") for i, m in enumerate(mirrors)), size,
                       _checksum(mapping["checksum"], f"{where}.checksum"), unpack)
@@ -170,30 +168,26 @@ def manifest_from_dict(data: object, source: str = "<manifest>", path: Path | No
     """Validate a parsed YAML mapping into a `Manifest`; errors name `source` and the key."""
     mapping = _check_keys(data, _MANIFEST_KEYS, source)
     name = _text(mapping["name"], f"{source}: name")
-    if not _NAME.fullmatch(name):
-        raise ConfigError(f"{source}: name: expected lower-case letters, digits, '_', '-', '.', got {name!r}")
+    _refuse(not _NAME.fullmatch(name),
+            f"{source}: name: expected lower-case letters, digits, '_', '-', '.', got {name!r}")
     has_files, has_generator = "files" in mapping, "generator" in mapping
-    if has_files == has_generator:
-        raise ConfigError(f"{source}: give exactly one of 'files' (downloaded) or 'generator' (made locally)")
+    _refuse(has_files == has_generator,
+            f"{source}: give exactly one of 'files' (downloaded) or 'generator' (made locally)")
     files: tuple[SourceFile, ...] = ()
     if has_files:
-        if not isinstance(mapping["files"], list) or not mapping["files"]:
-            raise ConfigError(f"{source}: files: expected a non-empty list")
+        _refuse(not isinstance(mapping["files"], list) or not mapping["files"],
+                f"{source}: files: expected a non-empty list")
         files = tuple(_source_file(f, f"{source}: files[{i}]") for i, f in enumerate(mapping["files"]))
         names = [f.filename for f in files]
-        if len(set(names)) != len(names):
-            raise ConfigError(f"{source}: files: duplicate filename in {names}")
+        _refuse(len(set(names)) != len(names), f"{source}: files: duplicate filename in {names}")
     seed = mapping.get("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise ConfigError(f"{source}: seed: expected an integer, got {seed!r}")
-    if "seed" in mapping and not has_generator:
-        raise ConfigError(f"{source}: seed: only a generator manifest takes a seed")
+    _refuse(not isinstance(seed, int) or isinstance(seed, bool), f"{source}: seed: expected an integer, got {seed!r}")
+    _refuse("seed" in mapping and not has_generator, f"{source}: seed: only a generator manifest takes a seed")
     options = mapping.get("options", {})
     if not isinstance(options, dict) or not all(isinstance(key, str) for key in options):
         raise ConfigError(f"{source}: options: expected a mapping of the generator's keyword arguments, "
                           f"got {options!r}")
-    if "options" in mapping and not has_generator:
-        raise ConfigError(f"{source}: options: only a generator manifest takes options")
+    _refuse("options" in mapping and not has_generator, f"{source}: options: only a generator manifest takes options")
     texts = {key: _text(mapping[key], f"{source}: {key}") for key in ("description", "build", "format", "license")}
     terms = mapping.get("terms")
     return Manifest(name=name, **texts, terms=None if terms is None else _text(terms, f"{source}: terms"), files=files,

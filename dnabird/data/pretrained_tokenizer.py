@@ -42,15 +42,18 @@ class PretrainedTokenizer(TokenizersBackedTokenizer):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> PretrainedTokenizer:
-        """Read a `tokenizer.json` file, or a directory holding one, a byte-level BPE (`vocab.json` +
-        `merges.txt`) or a Pegasus `spiece.model`."""
+        """Read a `tokenizer.json`, or a directory with one of the layouts the module docstring lists."""
         path = Path(path)
+        if (path / FILE).is_file():
+            path = path / FILE
         if path.is_file():
-            return cls(_read(path), path=path)
+            try:
+                tokenizer = tokenizers.Tokenizer.from_file(str(path))
+            except Exception as err:  # noqa: BLE001 - the library raises bare Exceptions for malformed files
+                raise InputFormatError(f"not a tokenizers JSON file ({err})", path=path) from None
+            return cls(tokenizer, path=path)
         if not path.is_dir():
             raise InputFormatError("tokenizer file or directory not found", path=path)
-        if (path / FILE).is_file():
-            return cls(_read(path / FILE), path=path / FILE)
         if (path / "vocab.json").is_file() and (path / "merges.txt").is_file():
             return cls(byte_level_bpe(path / "vocab.json", path / "merges.txt"))
         if (path / "spiece.model").is_file():
@@ -71,13 +74,6 @@ class PretrainedTokenizer(TokenizersBackedTokenizer):
         full = self._tokenizer.encode(probe, add_special_tokens=True).ids
         start = next(i for i in range(len(full) - len(bare) + 1) if full[i:i + len(bare)] == bare)
         return full[:start], full[start + len(bare):]
-
-
-def _read(path: Path) -> tokenizers.Tokenizer:
-    try:
-        return tokenizers.Tokenizer.from_file(str(path))
-    except Exception as err:  # noqa: BLE001 - the library raises bare Exceptions for malformed files
-        raise InputFormatError(f"not a tokenizers JSON file ({err})", path=path) from None
 
 
 def byte_level_bpe(vocab: Path, merges: Path) -> tokenizers.Tokenizer:

@@ -29,7 +29,7 @@ import numpy as np
 
 from dnabird.data.corpus import PART_SUFFIX, corpus_parts, iter_part_documents
 from dnabird.data.tokenizer import load_tokenizer
-from dnabird.data.tokenizer_base import DnaTokenizer
+from dnabird.data.tokenizer_base import DnaTokenizer, check_sequence
 from dnabird.errors import InputFormatError
 from dnabird.io import atomic_output, file_fingerprint
 from dnabird.progress import progress_bar
@@ -61,21 +61,17 @@ def ids_dtype(vocab_size: int) -> np.dtype:
     return np.dtype(np.uint16 if vocab_size <= 1 << 16 else np.uint32)
 
 
-class _Column:
-    """A resizable HDF5 dataset (1-D, or 2-D with `width` columns) that grows by appending rows."""
+def _column(shard: h5py.File, name: str, dtype, width: int | None = None) -> h5py.Dataset:
+    """A resizable HDF5 dataset (1-D, or 2-D with `width` columns) that grows by `_append`."""
+    columns = () if width is None else (width,)
+    return shard.create_dataset(name, shape=(0, *columns), maxshape=(None, *columns), dtype=dtype,
+                                chunks=(1 << 16,) if width is None else (1 << 14, width))
 
-    def __init__(self, shard: h5py.File, name: str, dtype, width: int | None = None):
-        shape, maxshape = ((0,), (None,)) if width is None else ((0, width), (None, width))
-        chunks = (1 << 16,) if width is None else (1 << 14, width)
-        self.dataset = shard.create_dataset(name, shape=shape, maxshape=maxshape, dtype=dtype, chunks=chunks)
 
-    def __len__(self) -> int:
-        return self.dataset.shape[0]
-
-    def append(self, rows: np.ndarray) -> None:
-        start = len(self)
-        self.dataset.resize(start + len(rows), axis=0)
-        self.dataset[start:] = rows
+def _append(dataset: h5py.Dataset, rows: np.ndarray) -> None:
+    start = len(dataset)
+    dataset.resize(start + len(rows), axis=0)
+    dataset[start:] = rows
 
 
 def build_shards(corpus_dir: str | os.PathLike, tokenizer: DnaTokenizer | str | os.PathLike,
@@ -139,22 +135,22 @@ def write_shard(path: str | os.PathLike, documents: Iterable, tokenizer: DnaToke
 
 
 def _fill_shard(shard: h5py.File, documents: Iterable, tokenizer: DnaTokenizer, num_threads: int) -> dict:
-    ids = _Column(shard, "ids", ids_dtype(tokenizer.vocab_size))
-    sentence_offsets = _Column(shard, "sentence_offsets", np.int64)
-    document_offsets = _Column(shard, "document_offsets", np.int64)
-    coords = _Column(shard, "coords", np.int64, width=3)
-    sentence_offsets.append(np.zeros(1, np.int64))
-    document_offsets.append(np.zeros(1, np.int64))
+    ids = _column(shard, "ids", ids_dtype(tokenizer.vocab_size))
+    sentence_offsets = _column(shard, "sentence_offsets", np.int64)
+    document_offsets = _column(shard, "document_offsets", np.int64)
+    coords = _column(shard, "coords", np.int64, width=3)
+    _append(sentence_offsets, np.zeros(1, np.int64))
+    _append(document_offsets, np.zeros(1, np.int64))
     chroms: dict[str, int] = {}
     document_ids: list[str] = []
     for batch in _checked_batches(documents, tokenizer):
         sentences = [(chroms.setdefault(d.chrom, len(chroms)), s) for d in batch for s in d.sentences]
         encoded = tokenizer.encode([s.sequence for _, s in sentences], num_threads=num_threads)
         lengths = np.fromiter(map(len, encoded), np.int64, len(encoded))
-        sentence_offsets.append(len(ids) + np.cumsum(lengths))
-        document_offsets.append(len(coords) + np.cumsum([len(d.sentences) for d in batch]))
-        ids.append(np.fromiter(itertools.chain.from_iterable(encoded), ids.dataset.dtype, int(lengths.sum())))
-        coords.append(np.array([(chrom, s.start, s.end) for chrom, s in sentences], np.int64))
+        _append(sentence_offsets, len(ids) + np.cumsum(lengths))
+        _append(document_offsets, len(coords) + np.cumsum([len(d.sentences) for d in batch]))
+        _append(ids, np.fromiter(itertools.chain.from_iterable(encoded), ids.dtype, int(lengths.sum())))
+        _append(coords, np.array([(chrom, s.start, s.end) for chrom, s in sentences], np.int64))
         document_ids.extend(str(d.id) for d in batch)
     shard.create_dataset("document_ids", data=np.array(document_ids, dtype=h5py.string_dtype()))
     shard.attrs["chroms"] = json.dumps(list(chroms))
@@ -170,7 +166,7 @@ def _checked_batches(documents: Iterable, tokenizer: DnaTokenizer) -> Iterator[l
             raise InputFormatError("document has no sentences", record=str(document.id))
         for sentence in document.sentences:
             where = f"document {document.id} {document.chrom}:{sentence.start}-{sentence.end}"
-            tokenizer.check(sentence.sequence, where)
+            check_sequence(sentence.sequence, where, tokenizer.alphabet)
         batch.append(document)
         sentences += len(document.sentences)
         if sentences >= _ENCODE_BATCH_SENTENCES:

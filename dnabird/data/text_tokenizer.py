@@ -9,9 +9,6 @@ The DNA `Tokenizer`'s method names and special-id attributes (`pad_id` … `mask
   <s>=1, </s>=2, [SEP]=66) keeps its own ids behind the same attribute names, found by piece name
   (`SPECIAL_PIECES`, first match wins: [CLS] before <s>, as Hugging Face's BigBird tokenizer uses it) or
   given explicitly with `special_pieces`.
-
-`offsets(text)` gives each token's character span in the original text (sentencepiece reports byte spans of
-the unnormalised input; pieces of one byte-fallback character share that character's span).
 """
 
 from __future__ import annotations
@@ -30,13 +27,8 @@ from dnabird.data.tokenizer_base import SPECIAL_NAMES, SPECIAL_TOKENS, SentenceP
 from dnabird.errors import InputFormatError, reject
 
 # piece names tried for each special id of an imported model, in order (dnabird/BERT/ALBERT, then RoBERTa/T5)
-SPECIAL_PIECES = {
-    "pad": ("[PAD]", "<pad>"),
-    "unk": ("[UNK]", "<unk>"),
-    "cls": ("[CLS]", "<s>"),
-    "sep": ("[SEP]", "</s>"),
-    "mask": ("[MASK]", "<mask>"),
-}
+SPECIAL_PIECES = {"pad": ("[PAD]", "<pad>"), "unk": ("[UNK]", "<unk>"), "cls": ("[CLS]", "<s>"),
+                  "sep": ("[SEP]", "</s>"), "mask": ("[MASK]", "<mask>")}
 MODEL_TYPES = ("unigram", "bpe", "word", "char")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-F]{2})>")
 
@@ -74,8 +66,7 @@ class TextTokenizerConfig:
 
 
 class TextTokenizer(SentencePieceTokenizer):
-    """A sentencepiece text model; `TextTokenizer.train(...)` builds one, `TextTokenizer.load(path)` reads any
-    (e.g. a Hugging Face `spiece.model`; `special_pieces` names its special pieces where `SPECIAL_PIECES` misses)."""
+    """A sentencepiece text model: `TextTokenizer.train(...)` builds one, `TextTokenizer.load(path)` reads any."""
 
     def check_specials(self, path, special_pieces: dict[str, str] | None = None) -> None:
         given = dict(special_pieces or {})
@@ -119,8 +110,8 @@ class TextTokenizer(SentencePieceTokenizer):
         return self._sp.decode([int(i) for i in ids if int(i) not in self.special_ids])
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
-        """Each token's 0-based half-open character span in `text` (a word-boundary piece that stands for
-        no character, such as the leading ▁, has an empty span)."""
+        """Each token's 0-based half-open character span in `text`, from sentencepiece's byte spans: the pieces of
+        one byte-fallback character share its span; a piece that stands for no character (a leading ▁) has none."""
         pieces = self._sp.encode(text, out_type="proto").pieces
         widths = [len(char.encode("utf-8")) for char in text] + [1]
         char_of_byte = np.repeat(np.arange(len(text) + 1, dtype=np.int64), widths)  # byte offset -> char index

@@ -102,13 +102,12 @@ class TokenizerBase(abc.ABC):
         return (self.path,)
 
     def encode_batch(self, texts: Sequence[str], *, block_size: int = 64, length: int | None = None,
-                     add_special_tokens: bool = True, truncate: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                     truncate: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """`[CLS] text [SEP]` per input, padded with [PAD] to a multiple of `block_size` (see `pad_batch`)."""
-        return self.pad_batch(self.encode(list(texts)), block_size=block_size, length=length,
-                              add_special_tokens=add_special_tokens, truncate=truncate)
+        return self.pad_batch(self.encode(list(texts)), block_size=block_size, length=length, truncate=truncate)
 
     def pad_batch(self, rows: Sequence[Sequence[int]], *, block_size: int = 64, length: int | None = None,
-                  add_special_tokens: bool = True, truncate: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                  truncate: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """`[CLS] ids [SEP]` per row of token ids, padded with [PAD] to a multiple of `block_size`.
 
         Returns `(ids, attention_mask)`, int64 and bool arrays of shape [batch, length]; the mask is True
@@ -120,9 +119,8 @@ class TokenizerBase(abc.ABC):
         if length is not None and (length < 1 or length % block_size):
             raise ParameterError("length", length, f"a positive multiple of block_size={block_size}")
         if truncate and length is not None:
-            rows = [ids[: length - (2 if add_special_tokens else 0)] for ids in rows]
-        if add_special_tokens:
-            rows = [[self.cls_id, *ids, self.sep_id] for ids in rows]
+            rows = [ids[: length - 2] for ids in rows]
+        rows = [[self.cls_id, *ids, self.sep_id] for ids in rows]
         longest = max((len(ids) for ids in rows), default=0)
         if length is None:
             length = max(block_size, -(-longest // block_size) * block_size)
@@ -242,10 +240,6 @@ class DnaTokenizer(TokenizerBase):
     def offsets(self, sequence: str) -> list[tuple[int, int]]:
         """Each token's 0-based half-open bp span in `sequence`; the spans tile it exactly."""
 
-    def check(self, sequence: str, record: str) -> None:
-        """Raise `InputFormatError` naming `record` if upper-case `sequence` holds a letter outside the alphabet."""
-        check_sequence(sequence, record, self.alphabet)
-
     def encode(self, sequences: str | Sequence[str], *, record: str | None = None,
                num_threads: int = 1) -> list[int] | list[list[int]]:
         """Token ids of one sequence (a list of ids) or of each of several (a list of lists), no [CLS]/[SEP].
@@ -263,7 +257,7 @@ class DnaTokenizer(TokenizerBase):
         single = isinstance(sequences, str)
         upper = [sequence.upper() for sequence in ([sequences] if single else sequences)]
         for index, sequence in enumerate(upper):
-            self.check(sequence, f"{record or 'sequence'}{'' if single else f' {index}'}")
+            check_sequence(sequence, f"{record or 'sequence'}{'' if single else f' {index}'}", self.alphabet)
         return upper
 
     @staticmethod
