@@ -21,8 +21,8 @@ import numpy as np
 
 from dnabird.datasets import generator_sources, toy_assembly, toy_chromatin, toy_genome, toy_variants
 from dnabird.datasets.writers import write_fasta, write_table
-from dnabird.errors import ParameterError
-from dnabird.io import atomic_output, file_sha256, sha256_hex
+from dnabird.errors import reject
+from dnabird.io import file_sha256, sha256_hex, write_text_atomic
 from dnabird.progress import progress_bar
 
 GENERATOR = "dnabird.datasets.toy"
@@ -62,10 +62,9 @@ log = logging.getLogger(__name__)
 
 def generate(out_dir: str | pathlib.Path, seed: int = 0, *, scale: float = 1.0) -> dict[str, pathlib.Path]:
     """Write the toy data set into `out_dir`; return its paths by key (see `FILES`, plus "manifest")."""
-    if not isinstance(seed, int | np.integer) or seed < 0:
-        raise ParameterError("seed", seed, "a non-negative integer")
-    if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
-        raise ParameterError("scale", scale, f"a number in [{SCALE_RANGE[0]}, {SCALE_RANGE[1]}]")
+    reject(not isinstance(seed, int | np.integer) or seed < 0, "seed", seed, "a non-negative integer")
+    reject(not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1], "scale", scale,
+           f"a number in [{SCALE_RANGE[0]}, {SCALE_RANGE[1]}]")
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {key: out / name for key, (name, _) in FILES.items()}
@@ -91,8 +90,8 @@ def generate(out_dir: str | pathlib.Path, seed: int = 0, *, scale: float = 1.0) 
         _write_chromatin(chromatin, paths)
         progress.update()
         variants = toy_variants.build_variants(genome, chromatin.peaks, rng("variants"))
-        with atomic_output(paths["vcf"]) as tmp:
-            tmp.write_text(toy_variants.vcf_text(variants, genome.lengths(), f"{GENERATOR} v{VERSION} seed={seed}"))
+        write_text_atomic(paths["vcf"], toy_variants.vcf_text(variants, genome.lengths(),
+                                                              f"{GENERATOR} v{VERSION} seed={seed}"))
         write_table(paths["variant_truth"], toy_variants.truth_rows(variants),
                     header="\t".join(toy_variants.TRUTH_COLUMNS))
         progress.update()
@@ -121,8 +120,7 @@ def _write_genome(genome: toy_genome.ToyGenome, paths: dict[str, pathlib.Path]) 
 
 def _write_assembly(genome: toy_genome.ToyGenome, assembly: toy_assembly.Assembly,
                     paths: dict[str, pathlib.Path]) -> None:
-    with atomic_output(paths["chain"]) as tmp:
-        tmp.write_text(assembly.chain_text(genome.lengths()))
+    write_text_atomic(paths["chain"], assembly.chain_text(genome.lengths()))
     write_table(paths["promoters_bed"], (p.bed8() for p in assembly.promoters))
 
     def cell(value: object) -> object:
@@ -156,8 +154,7 @@ def _write_manifest(paths: dict[str, pathlib.Path], seed: int, scale: float) -> 
     manifest["files"] = {key: {"path": paths[key].name, "sha256": file_sha256(paths[key]),
                                "bytes": paths[key].stat().st_size, "description": description}
                          for key, (_, description) in FILES.items()}
-    with atomic_output(paths["manifest"]) as tmp:
-        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    write_text_atomic(paths["manifest"], json.dumps(manifest, indent=2) + "\n")
 
 
 def _up_to_date(paths: dict[str, pathlib.Path], seed: int, scale: float) -> bool:
