@@ -134,9 +134,7 @@ def write_jsonl_splits(out_dir: str | os.PathLike, sizes: dict[str, int], seeds:
 
 def write_text8(path: str | os.PathLike, num_bytes: int, *, seed: int = 0) -> Path:
     """A text8-format file: `num_bytes` bytes of lower-case a–z and single spaces, one line, no newline."""
-    words = markov_words(num_bytes // 3 + 10, seed)
-    text = " ".join(words)[:num_bytes]
-    return write_text_atomic(path, text)
+    return write_text_atomic(path, " ".join(markov_words(num_bytes // 3 + 10, seed))[:num_bytes])
 
 
 def write_documents(path: str | os.PathLike, num_documents: int, *, seed: int = 0, words: int = 120) -> Path:
