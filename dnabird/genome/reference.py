@@ -5,7 +5,7 @@ many N were padded at each end when the window runs off the chromosome (windows 
 never shortened). Contig names resolve through the aliases `chr1`↔`1` … `chrX`↔`X`,
 `chrY`↔`Y` (never `chrM`↔`MT`: different sequences). IUPAC ambiguity codes read as N.
 
-The `.fai` index (`build_index`, samtools' rules; beside the FASTA or in `index_cache_folder`) is checked
+The `.fai` index (`build_index`, samtools' rules; beside the FASTA or in a cache folder, `index_path`) is checked
 against the FASTA (modification time; each record's header, line width and end byte) and a stale one rebuilt,
 or reported with `rebuild_index=False`. For bgzip FASTA pyfaidx indexes and only the time check applies.
 """
@@ -149,20 +149,14 @@ class Genome(contextlib.AbstractContextManager):
         return f"Genome({str(self.path)!r}, soft_mask={self.soft_mask!r}, contigs={len(self._lengths)})"
 
 
-def index_cache_folder() -> Path:
-    """Where indexes of FASTA files in read-only folders go: `$XDG_CACHE_HOME/dnabird/fai` (by default
-    under ~/.cache)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnabird" / "fai"
-
-
 def index_path(path: Path) -> Path:
-    """The `.fai` of a FASTA: `PATH.fai` when it exists or can be written, else one in the cache folder,
-    named by the FASTA's resolved path."""
+    """The `.fai` of a FASTA: `PATH.fai` when it exists or can be written, else one in the cache folder
+    `$XDG_CACHE_HOME/dnabird/fai` (by default under ~/.cache), named by the FASTA's resolved path."""
     beside = Path(f"{path}.fai")
     if beside.exists() or os.access(path.parent, os.W_OK | os.X_OK):
         return beside
-    key = sha256_hex(os.path.realpath(path))[:16]
-    return index_cache_folder() / f"{key}-{path.name}.fai"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnabird" / "fai"
+    return cache / f"{sha256_hex(os.path.realpath(path))[:16]}-{path.name}.fai"
 
 
 def _open_indexed(path: Path, rebuild_index: bool) -> pyfaidx.Faidx:
