@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 import pyfaidx
 
-from dnabird.io import atomic_output
+from dnabird.io import atomic_output, write_text_atomic
 
 FASTA_LINE_WIDTH = 60
 
@@ -29,9 +29,6 @@ def write_fasta(path: pathlib.Path, records: Iterable[tuple[str, np.ndarray]]) -
 
 def write_table(path: pathlib.Path, rows: Iterable[Iterable[object]], header: str | None = None) -> None:
     """Write tab-separated rows (BED, TSV, predictor names), with an optional first line."""
-    with atomic_output(path) as tmp, open(tmp, "w", encoding="ascii", newline="\n") as handle:
-        if header is not None:
-            handle.write(header + "\n")
-        for row in rows:
-            handle.write("\t".join(str(value) for value in row) + "\n")
+    lines = ([] if header is None else [header]) + ["\t".join(map(str, row)) for row in rows]
+    write_text_atomic(path, "".join(line + "\n" for line in lines))
 
