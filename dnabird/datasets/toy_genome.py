@@ -276,13 +276,10 @@ def _place_in_frame(codes: np.ndarray, tss: int, strand: str, offset: int, motif
 
 
 def _consensus(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    consensus = {}
-    for name, length, gc, *_ in REPEAT_FAMILIES:
-        if gc is None:  # a dinucleotide microsatellite
-            consensus[name] = np.tile(encode(name[1:3]), length // 2)
-        else:
-            consensus[name] = _random_bases(rng, length, ((1 - gc) / 2, gc / 2, gc / 2, (1 - gc) / 2))
-    return consensus
+    """Each repeat family's consensus: random bases at its GC, or its dinucleotide repeated (microsatellites)."""
+    return {name: np.tile(encode(name[1:3]), length // 2) if gc is None
+            else _random_bases(rng, length, ((1 - gc) / 2, gc / 2, gc / 2, (1 - gc) / 2))
+            for name, length, gc, *_ in REPEAT_FAMILIES}
 
 
 def distinct_words(draw: Callable[[], Sequence], count: int, mismatches: int,
