@@ -210,19 +210,13 @@ def build_index(path: str | Path, index: str | Path | None = None) -> Path:
     record's first, bases after a record's shorter or blank line, and a header as the last line.
     """
     path = Path(path)
-    rows, seen = [], {}
+    records, seen = [], {}
     record = None  # [name, bases, offset, line bases, line bytes, ended]
-
-    def finish():
-        if record is not None and record[1]:
-            rows.append(record[:5])
-
     with open(path, "rb") as handle:
         offset = 0
         for number, line in enumerate(handle, start=1):
             text = line.rstrip(b"\r\n")
             if text.startswith(b">"):
-                finish()
                 words = text[1:].decode(errors="replace").split()
                 if not words or text[1:2].isspace():
                     shown = text.decode(errors="replace")
@@ -233,6 +227,7 @@ def build_index(path: str | Path, index: str | Path | None = None) -> Path:
                                            path=path, line=number, record=words[0])
                 seen[words[0]] = number
                 record = [words[0], 0, offset + len(line), 0, 0, False]
+                records.append(record)
             elif not text.strip():
                 if record is not None:
                     record[5] = True
@@ -246,9 +241,8 @@ def build_index(path: str | Path, index: str | Path | None = None) -> Path:
     if record is not None and record[2] == offset:
         raise InputFormatError("the file ends with this record's header line: truncated?", path=path,
                                record=record[0])
-    finish()
     index = Path(index or f"{path}.fai")
-    write_text_atomic(index, "".join("\t".join(map(str, row)) + "\n" for row in rows))
+    write_text_atomic(index, "".join("\t".join(map(str, row[:5])) + "\n" for row in records if row[1]))
     return index
 
 
