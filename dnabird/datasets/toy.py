@@ -84,10 +84,21 @@ def generate(out_dir: str | pathlib.Path, seed: int = 0, *, scale: float = 1.0) 
         _write_genome(genome, paths)
         progress.update()
         assembly = toy_assembly.build_assembly(genome, rng("assembly"), scale)
-        _write_assembly(genome, assembly, paths)
+        write_text_atomic(paths["chain"], assembly.chain_text(genome.lengths()))
+        write_table(paths["promoters_bed"], (p.bed8() for p in assembly.promoters))
+        write_table(paths["promoter_truth"], (
+            (p.name, p.hg38_chrom, p.hg38_tss, p.hg38_strand, _cell(p.hg19_chrom), _cell(p.hg19_tss),
+             _cell(p.hg19_strand), p.status, int(p.island), int(p.tata)) for p in assembly.promoters),
+            header="name\thg38_chrom\thg38_tss\thg38_strand\thg19_chrom\thg19_tss\thg19_strand\tstatus\tisland\ttata")
         progress.update()
         chromatin = toy_chromatin.build_chromatin(genome, rng("chromatin"))
-        _write_chromatin(chromatin, paths)
+        write_table(paths["features_bed"], chromatin.peaks)
+        write_table(paths["feature_names"], ((name,) for name in toy_chromatin.FEATURES))
+        toy_chromatin.write_mat_v73(paths["train_mat"], "train", chromatin.x["train"], chromatin.y["train"])
+        for split in ("valid", "test"):
+            toy_chromatin.write_mat_v5(paths[f"{split}_mat"], split, chromatin.x[split], chromatin.y[split])
+        write_table(paths["deepsea_bins"], ((*bin_, split) for split in toy_chromatin.SPLIT_KEYS
+                                            for bin_ in chromatin.bins[split]))
         progress.update()
         variants = toy_variants.build_variants(genome, chromatin.peaks, rng("variants"))
         write_text_atomic(paths["vcf"], toy_variants.vcf_text(variants, genome.lengths(),
@@ -118,28 +129,8 @@ def _write_genome(genome: toy_genome.ToyGenome, paths: dict[str, pathlib.Path]) 
                                             for name, codes in genome.consensus.items()))
 
 
-def _write_assembly(genome: toy_genome.ToyGenome, assembly: toy_assembly.Assembly,
-                    paths: dict[str, pathlib.Path]) -> None:
-    write_text_atomic(paths["chain"], assembly.chain_text(genome.lengths()))
-    write_table(paths["promoters_bed"], (p.bed8() for p in assembly.promoters))
-
-    def cell(value: object) -> object:
-        return "." if value is None else value
-
-    write_table(paths["promoter_truth"], (
-        (p.name, p.hg38_chrom, p.hg38_tss, p.hg38_strand, cell(p.hg19_chrom), cell(p.hg19_tss),
-         cell(p.hg19_strand), p.status, int(p.island), int(p.tata)) for p in assembly.promoters),
-        header="name\thg38_chrom\thg38_tss\thg38_strand\thg19_chrom\thg19_tss\thg19_strand\tstatus\tisland\ttata")
-
-
-def _write_chromatin(chromatin: toy_chromatin.ChromatinData, paths: dict[str, pathlib.Path]) -> None:
-    write_table(paths["features_bed"], chromatin.peaks)
-    write_table(paths["feature_names"], ((name,) for name in toy_chromatin.FEATURES))
-    toy_chromatin.write_mat_v73(paths["train_mat"], "train", chromatin.x["train"], chromatin.y["train"])
-    for split in ("valid", "test"):
-        toy_chromatin.write_mat_v5(paths[f"{split}_mat"], split, chromatin.x[split], chromatin.y[split])
-    write_table(paths["deepsea_bins"], ((*bin_, split) for split in toy_chromatin.SPLIT_KEYS
-                                        for bin_ in chromatin.bins[split]))
+def _cell(value: object) -> object:
+    return "." if value is None else value
 
 
 def _manifest(seed: int, scale: float) -> dict:
