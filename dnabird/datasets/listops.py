@@ -36,12 +36,9 @@ def draw_tree(rng: np.random.Generator, depth: int, max_depth: int, max_args: in
     """(tree, length): a digit (int), or [operator, child, …]."""
     if depth >= max_depth or rng.random() < LEAF_PROBABILITY:
         return int(rng.integers(10)), 1
-    children, length = [], 2
-    for _ in range(int(rng.integers(2, max_args + 1))):
-        child, child_length = draw_tree(rng, depth + 1, max_depth, max_args)
-        children.append(child)
-        length += child_length
-    return [OPERATORS[int(rng.integers(len(OPERATORS)))], *children], length
+    drawn = [draw_tree(rng, depth + 1, max_depth, max_args) for _ in range(int(rng.integers(2, max_args + 1)))]
+    children, lengths = zip(*drawn, strict=True)
+    return [OPERATORS[int(rng.integers(len(OPERATORS)))], *children], 2 + sum(lengths)
 
 
 def evaluate(tree) -> int:

@@ -47,10 +47,9 @@ def pseudo_words(count: int, seed: int) -> list[str]:
     """`count` distinct pronounceable words of 2-3 syllables (never a value word or cue)."""
     rng = np.random.default_rng((seed, 17))
     words: list[str] = []
-    reserved = set(VALUES)
     while len(words) < count:
         word = "".join(rng.choice(SYLLABLES, size=int(rng.integers(2, 4))))
-        if word not in reserved and word not in words:
+        if word not in VALUES and word not in words:
             words.append(word)
     return words
 
