@@ -266,12 +266,8 @@ def _deaminate(codes: np.ndarray, rng: np.random.Generator, rate: float) -> None
 
 def _place_in_frame(codes: np.ndarray, tss: int, strand: str, offset: int, motif: np.ndarray) -> int:
     """Write `motif` at `offset` from the TSS in promoter orientation; return its genomic start."""
-    if strand == "+":
-        start = tss + offset
-        codes[start:start + len(motif)] = motif
-    else:
-        start = tss - offset - len(motif) + 1
-        codes[start:start + len(motif)] = reverse_complement(motif)
+    start = tss + offset if strand == "+" else tss - offset - len(motif) + 1
+    codes[start:start + len(motif)] = motif if strand == "+" else reverse_complement(motif)
     return start
 
 
