@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, check_int, reject
 from dnabird.io import write_text_atomic
 
 # operator -> its value over the sorted values of its children (MED: the floor of the median)
@@ -36,12 +36,9 @@ def draw_tree(rng: np.random.Generator, depth: int, max_depth: int, max_args: in
     """(tree, length): a digit (int), or [operator, child, …]."""
     if depth >= max_depth or rng.random() < LEAF_PROBABILITY:
         return int(rng.integers(10)), 1
-    children, length = [], 2
-    for _ in range(int(rng.integers(2, max_args + 1))):
-        child, child_length = draw_tree(rng, depth + 1, max_depth, max_args)
-        children.append(child)
-        length += child_length
-    return [OPERATORS[int(rng.integers(len(OPERATORS)))], *children], length
+    drawn = [draw_tree(rng, depth + 1, max_depth, max_args) for _ in range(int(rng.integers(2, max_args + 1)))]
+    children, lengths = zip(*drawn, strict=True)
+    return [OPERATORS[int(rng.integers(len(OPERATORS)))], *children], 2 + sum(lengths)
 
 
 def evaluate(tree) -> int:
@@ -65,27 +62,24 @@ def generate(sizes: dict[str, int], *, seed: int = 0, min_length: int = 500, max
              max_depth: int = 10, max_args: int = 10, max_draws: int | None = None) -> dict[str, list[tuple[str, int]]]:
     """Splits name -> [(source, value)] of distinct trees with min_length < length < max_length."""
     for name, value, minimum in (("max_depth", max_depth, 2), ("max_args", max_args, 2), ("max_length", max_length, 3)):
-        if not isinstance(value, int) or value < minimum:
-            raise ParameterError(name, value, f"an integer ≥ {minimum}")
-    if not 0 <= min_length < max_length - 1:
-        raise ParameterError("min_length", min_length, f"an integer in [0, max_length - 1 = {max_length - 1})")
+        check_int(name, value, minimum)
+    reject(not 0 <= min_length < max_length - 1, "min_length", min_length,
+           f"an integer in [0, max_length - 1 = {max_length - 1})")
     unknown = set(sizes) - set(SPLITS)
-    if unknown:
-        raise ParameterError("sizes", sorted(unknown), f"split names among {SPLITS}")
+    reject(bool(unknown), "sizes", sorted(unknown), f"split names among {SPLITS}")
     wanted = sum(sizes.values())
     rng = np.random.default_rng(seed)
     kept: dict[str, int] = {}
-    draws = 0
     limit = max_draws if max_draws is not None else 2000 * max(wanted, 1)
-    while len(kept) < wanted:
-        draws += 1
-        if draws > limit:
-            raise ParameterError("length bounds", (min_length, max_length),
-                                 f"bounds that accept trees: {len(kept)} of {wanted} kept after {limit} draws "
-                                 f"(max_depth={max_depth}, max_args={max_args})")
+    for _ in range(limit):
+        if len(kept) >= wanted:
+            break
         tree, length = draw_tree(rng, 1, max_depth, max_args)
         if min_length < length < max_length:
             kept.setdefault(to_source(tree), evaluate(tree))
+    reject(len(kept) < wanted, "length bounds", (min_length, max_length),
+           f"bounds that accept trees: {len(kept)} of {wanted} kept after {limit} draws "
+           f"(max_depth={max_depth}, max_args={max_args})")
     items = iter(kept.items())  # the first trees fill train, then validation, then test
     return {split: list(itertools.islice(items, sizes.get(split, 0))) for split in SPLITS}
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from dnabird.datasets.synthetic_text import markov_words, pseudo_words, write_jsonl_splits
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 
 HIDDEN_FROM = 520  # findings start past this word (token index > 512 with [CLS] before the words)
 ORDINALS = ("one", "two", "three", "four", "five", "six", "seven", "eight")
@@ -75,13 +75,10 @@ def write_summaries(out_dir: str | os.PathLike, *, sizes: dict[str, int], min_wo
                     hidden_from: int = HIDDEN_FROM) -> dict[str, Path]:
     """`<split>.jsonl` of {"document", "summary"} for each split in `sizes`; returns {split: path}. Findings lie
     past word `hidden_from` (0: anywhere, as in the short warm-up documents of a first training stage)."""
-    if not 1 <= facts <= len(ORDINALS):
-        raise ParameterError("facts", facts, f"1 to {len(ORDINALS)}")
-    if not hidden_from < min_words <= max_words:
-        raise ParameterError("(min_words, max_words)", (min_words, max_words),
-                             f"min_words > {hidden_from} and max_words >= min_words")
-    filler = [w for w in set(markov_words(3000, seed)) if w not in ORDINALS + (CUE, LINK)]
-    filler.sort()
+    reject(not 1 <= facts <= len(ORDINALS), "facts", facts, f"1 to {len(ORDINALS)}")
+    reject(not hidden_from < min_words <= max_words, "(min_words, max_words)", (min_words, max_words),
+           f"min_words > {hidden_from} and max_words >= min_words")
+    filler = sorted(w for w in set(markov_words(3000, seed)) if w not in ORDINALS + (CUE, LINK))
     entities = entity_names(seed)
     return write_jsonl_splits(out_dir, sizes, (seed, min_words, max_words), lambda rng: summary_example(
         rng, filler, entities, min_words=min_words, max_words=max_words, facts=facts, hidden_from=hidden_from))

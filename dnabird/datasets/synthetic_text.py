@@ -47,10 +47,9 @@ def pseudo_words(count: int, seed: int) -> list[str]:
     """`count` distinct pronounceable words of 2-3 syllables (never a value word or cue)."""
     rng = np.random.default_rng((seed, 17))
     words: list[str] = []
-    reserved = set(VALUES)
     while len(words) < count:
         word = "".join(rng.choice(SYLLABLES, size=int(rng.integers(2, 4))))
-        if word not in reserved and word not in words:
+        if word not in VALUES and word not in words:
             words.append(word)
     return words
 
@@ -134,9 +133,7 @@ def write_jsonl_splits(out_dir: str | os.PathLike, sizes: dict[str, int], seeds:
 
 def write_text8(path: str | os.PathLike, num_bytes: int, *, seed: int = 0) -> Path:
     """A text8-format file: `num_bytes` bytes of lower-case a–z and single spaces, one line, no newline."""
-    words = markov_words(num_bytes // 3 + 10, seed)
-    text = " ".join(words)[:num_bytes]
-    return write_text_atomic(path, text)
+    return write_text_atomic(path, " ".join(markov_words(num_bytes // 3 + 10, seed))[:num_bytes])
 
 
 def write_documents(path: str | os.PathLike, num_documents: int, *, seed: int = 0, words: int = 120) -> Path:

@@ -21,8 +21,8 @@ import numpy as np
 
 from dnabird.datasets import generator_sources, toy_assembly, toy_chromatin, toy_genome, toy_variants
 from dnabird.datasets.writers import write_fasta, write_table
-from dnabird.errors import ParameterError
-from dnabird.io import atomic_output, file_sha256, sha256_hex
+from dnabird.errors import reject
+from dnabird.io import file_sha256, sha256_hex, write_text_atomic
 from dnabird.progress import progress_bar
 
 GENERATOR = "dnabird.datasets.toy"
@@ -62,10 +62,9 @@ log = logging.getLogger(__name__)
 
 def generate(out_dir: str | pathlib.Path, seed: int = 0, *, scale: float = 1.0) -> dict[str, pathlib.Path]:
     """Write the toy data set into `out_dir`; return its paths by key (see `FILES`, plus "manifest")."""
-    if not isinstance(seed, int | np.integer) or seed < 0:
-        raise ParameterError("seed", seed, "a non-negative integer")
-    if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
-        raise ParameterError("scale", scale, f"a number in [{SCALE_RANGE[0]}, {SCALE_RANGE[1]}]")
+    reject(not isinstance(seed, int | np.integer) or seed < 0, "seed", seed, "a non-negative integer")
+    reject(not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1], "scale", scale,
+           f"a number in [{SCALE_RANGE[0]}, {SCALE_RANGE[1]}]")
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {key: out / name for key, (name, _) in FILES.items()}
@@ -85,14 +84,25 @@ def generate(out_dir: str | pathlib.Path, seed: int = 0, *, scale: float = 1.0) 
         _write_genome(genome, paths)
         progress.update()
         assembly = toy_assembly.build_assembly(genome, rng("assembly"), scale)
-        _write_assembly(genome, assembly, paths)
+        write_text_atomic(paths["chain"], assembly.chain_text(genome.lengths()))
+        write_table(paths["promoters_bed"], (p.bed8() for p in assembly.promoters))
+        write_table(paths["promoter_truth"], (
+            (p.name, p.hg38_chrom, p.hg38_tss, p.hg38_strand, _cell(p.hg19_chrom), _cell(p.hg19_tss),
+             _cell(p.hg19_strand), p.status, int(p.island), int(p.tata)) for p in assembly.promoters),
+            header="name\thg38_chrom\thg38_tss\thg38_strand\thg19_chrom\thg19_tss\thg19_strand\tstatus\tisland\ttata")
         progress.update()
         chromatin = toy_chromatin.build_chromatin(genome, rng("chromatin"))
-        _write_chromatin(chromatin, paths)
+        write_table(paths["features_bed"], chromatin.peaks)
+        write_table(paths["feature_names"], ((name,) for name in toy_chromatin.FEATURES))
+        toy_chromatin.write_mat_v73(paths["train_mat"], "train", chromatin.x["train"], chromatin.y["train"])
+        for split in ("valid", "test"):
+            toy_chromatin.write_mat_v5(paths[f"{split}_mat"], split, chromatin.x[split], chromatin.y[split])
+        write_table(paths["deepsea_bins"], ((*bin_, split) for split in toy_chromatin.SPLIT_KEYS
+                                            for bin_ in chromatin.bins[split]))
         progress.update()
         variants = toy_variants.build_variants(genome, chromatin.peaks, rng("variants"))
-        with atomic_output(paths["vcf"]) as tmp:
-            tmp.write_text(toy_variants.vcf_text(variants, genome.lengths(), f"{GENERATOR} v{VERSION} seed={seed}"))
+        write_text_atomic(paths["vcf"], toy_variants.vcf_text(variants, genome.lengths(),
+                                                              f"{GENERATOR} v{VERSION} seed={seed}"))
         write_table(paths["variant_truth"], toy_variants.truth_rows(variants),
                     header="\t".join(toy_variants.TRUTH_COLUMNS))
         progress.update()
@@ -119,29 +129,8 @@ def _write_genome(genome: toy_genome.ToyGenome, paths: dict[str, pathlib.Path]) 
                                             for name, codes in genome.consensus.items()))
 
 
-def _write_assembly(genome: toy_genome.ToyGenome, assembly: toy_assembly.Assembly,
-                    paths: dict[str, pathlib.Path]) -> None:
-    with atomic_output(paths["chain"]) as tmp:
-        tmp.write_text(assembly.chain_text(genome.lengths()))
-    write_table(paths["promoters_bed"], (p.bed8() for p in assembly.promoters))
-
-    def cell(value: object) -> object:
-        return "." if value is None else value
-
-    write_table(paths["promoter_truth"], (
-        (p.name, p.hg38_chrom, p.hg38_tss, p.hg38_strand, cell(p.hg19_chrom), cell(p.hg19_tss),
-         cell(p.hg19_strand), p.status, int(p.island), int(p.tata)) for p in assembly.promoters),
-        header="name\thg38_chrom\thg38_tss\thg38_strand\thg19_chrom\thg19_tss\thg19_strand\tstatus\tisland\ttata")
-
-
-def _write_chromatin(chromatin: toy_chromatin.ChromatinData, paths: dict[str, pathlib.Path]) -> None:
-    write_table(paths["features_bed"], chromatin.peaks)
-    write_table(paths["feature_names"], ((name,) for name in toy_chromatin.FEATURES))
-    toy_chromatin.write_mat_v73(paths["train_mat"], "train", chromatin.x["train"], chromatin.y["train"])
-    for split in ("valid", "test"):
-        toy_chromatin.write_mat_v5(paths[f"{split}_mat"], split, chromatin.x[split], chromatin.y[split])
-    write_table(paths["deepsea_bins"], ((*bin_, split) for split in toy_chromatin.SPLIT_KEYS
-                                        for bin_ in chromatin.bins[split]))
+def _cell(value: object) -> object:
+    return "." if value is None else value
 
 
 def _manifest(seed: int, scale: float) -> dict:
@@ -156,8 +145,7 @@ def _write_manifest(paths: dict[str, pathlib.Path], seed: int, scale: float) -> 
     manifest["files"] = {key: {"path": paths[key].name, "sha256": file_sha256(paths[key]),
                                "bytes": paths[key].stat().st_size, "description": description}
                          for key, (_, description) in FILES.items()}
-    with atomic_output(paths["manifest"]) as tmp:
-        tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    write_text_atomic(paths["manifest"], json.dumps(manifest, indent=2) + "\n")
 
 
 def _up_to_date(paths: dict[str, pathlib.Path], seed: int, scale: float) -> bool:

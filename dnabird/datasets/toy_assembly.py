@@ -145,10 +145,8 @@ def _segments(tss: list[int], length: int, special: bool, rng: np.random.Generat
     spare = [m for m in mids if m not in chosen]
     chosen |= {spare[j] for j in rng.choice(len(spare), size=min(wanted, len(spare)), replace=False)}
     bounds = [0, *sorted(chosen), length]
-    segments = []
-    for k, (start, end) in enumerate(zip(bounds, bounds[1:], strict=False)):
-        deletion = FIRST_DELETION if k == 0 else DELETION
-        segments.append((start + int(rng.integers(*deletion)), end))
+    segments = [(start + int(rng.integers(*(DELETION if k else FIRST_DELETION))), end)
+                for k, (start, end) in enumerate(zip(bounds, bounds[1:], strict=False))]
     special_index = bounds.index(special_start) if special else None
     return segments, special_index
 

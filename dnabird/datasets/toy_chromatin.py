@@ -183,7 +183,6 @@ def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[
     for chrom in ELEMENT_CHROMOSOMES:
         codes, busy = genome.codes[chrom], _busy(genome, chrom)
         targets: list[int] = []
-        planted: list[int] = []          # starts of every planted element on this chromosome
         partners: list[int] = []
         for _ in range(int(round(LONG_RANGE_DENSITY * len(codes) / 1e6))):
             target = int(rng.integers(EDGE_MARGIN, len(codes) - EDGE_MARGIN))
@@ -191,7 +190,7 @@ def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[
             word = int(rng.integers(LONG_RANGE_WORD_COUNT))
             free = all(0 <= s and s + n <= len(codes) and not busy[s - LONG_RANGE_PAD:s + n + LONG_RANGE_PAD].any()
                        for s, n in ((target, target_len), (partner, partner_len)))
-            apart = all(abs(s - other) >= LONG_RANGE_SPACING for s in (target, partner) for other in planted)
+            apart = all(abs(s - other) >= LONG_RANGE_SPACING for s in (target, partner) for other in targets + partners)
             exclusive = all(abs(partner - t) >= LONG_RANGE_EXCLUSIVE for t in targets) and \
                 all(abs(p - target) >= LONG_RANGE_EXCLUSIVE for p in partners)
             if not (free and apart and exclusive):
@@ -200,7 +199,6 @@ def plant_long_range(genome: ToyGenome, rng: np.random.Generator) -> tuple[list[
             codes[partner:partner + partner_len] = encode(partner_sequence(words[word]))
             targets.append(target)
             partners.append(partner)
-            planted += [target, partner]
             sites.append(LongRangeSite(f"LR_{len(sites) + 1}", chrom, target, partner, word))
     sites.sort(key=lambda site: (genome.rank(site.chrom), site.target_start))
     genome.long_range = sites
@@ -245,7 +243,7 @@ def _instances(genome: ToyGenome, kind: str, words: tuple[int, ...] | None = Non
     if kind == "background":
         return background or []
     if kind == "target":
-        return [(s.chrom, s.target_start, s.target_end) for s in getattr(genome, "long_range", [])
+        return [(s.chrom, s.target_start, s.target_end) for s in genome.long_range
                 if words is None or s.word in words]
     if kind in ("promoter", "tata_promoter"):
         return [(p.chrom, p.tss, p.tss + 1) for p in genome.promoters if p.tata or kind == "promoter"]

@@ -266,23 +266,16 @@ def _deaminate(codes: np.ndarray, rng: np.random.Generator, rate: float) -> None
 
 def _place_in_frame(codes: np.ndarray, tss: int, strand: str, offset: int, motif: np.ndarray) -> int:
     """Write `motif` at `offset` from the TSS in promoter orientation; return its genomic start."""
-    if strand == "+":
-        start = tss + offset
-        codes[start:start + len(motif)] = motif
-    else:
-        start = tss - offset - len(motif) + 1
-        codes[start:start + len(motif)] = reverse_complement(motif)
+    start = tss + offset if strand == "+" else tss - offset - len(motif) + 1
+    codes[start:start + len(motif)] = motif if strand == "+" else reverse_complement(motif)
     return start
 
 
 def _consensus(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    consensus = {}
-    for name, length, gc, *_ in REPEAT_FAMILIES:
-        if gc is None:  # a dinucleotide microsatellite
-            consensus[name] = np.tile(encode(name[1:3]), length // 2)
-        else:
-            consensus[name] = _random_bases(rng, length, ((1 - gc) / 2, gc / 2, gc / 2, (1 - gc) / 2))
-    return consensus
+    """Each repeat family's consensus: random bases at its GC, or its dinucleotide repeated (microsatellites)."""
+    return {name: np.tile(encode(name[1:3]), length // 2) if gc is None
+            else _random_bases(rng, length, ((1 - gc) / 2, gc / 2, gc / 2, (1 - gc) / 2))
+            for name, length, gc, *_ in REPEAT_FAMILIES}
 
 
 def distinct_words(draw: Callable[[], Sequence], count: int, mismatches: int,

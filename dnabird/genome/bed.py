@@ -98,28 +98,25 @@ def _parse(fields: list[str], path: Path, line: int) -> BedRecord:
     if len(fields) < 3:
         raise InputFormatError(f"expected at least 3 columns (chrom, start, end), got {len(fields)}",
                                path=path, line=line)
-    start = _integer(fields[1], "start", path, line)
-    end = _integer(fields[2], "end", path, line)
+    start = _number(fields[1], "start", path, line)
+    end = _number(fields[2], "end", path, line)
     if start < 0 or end < start:
         raise InputFormatError(f"expected 0 <= start <= end, got start={start}, end={end}",
                                path=path, line=line)
-    score = None
-    if len(fields) > 4 and fields[4] != ".":
-        try:
-            score = float(fields[4])
-        except ValueError:
-            raise InputFormatError(f"score {fields[4]!r} is not a number", path=path, line=line) from None
+    score = _number(fields[4], "score", path, line, float) if len(fields) > 4 and fields[4] != "." else None
     strand = fields[5] if len(fields) > 5 else None
     if strand is not None and strand not in _STRANDS:
         raise InputFormatError(f"strand {strand!r} is not one of {_STRANDS}", path=path, line=line)
-    thick_start = _integer(fields[6], "thickStart", path, line) if len(fields) > 6 else None
-    thick_end = _integer(fields[7], "thickEnd", path, line) if len(fields) > 7 else None
+    thick_start = _number(fields[6], "thickStart", path, line) if len(fields) > 6 else None
+    thick_end = _number(fields[7], "thickEnd", path, line) if len(fields) > 7 else None
     return BedRecord(fields[0], start, end, fields[3] if len(fields) > 3 else None, score, strand,
                      thick_start, thick_end, tuple(fields[8:]), line)
 
 
-def _integer(text: str, column: str, path: Path, line: int) -> int:
+def _number(text: str, column: str, path: Path, line: int, kind: type = int) -> int | float:
+    """`text` as an int (or `kind`); an error naming the column, file and line otherwise."""
     try:
-        return int(text)
+        return kind(text)
     except ValueError:
-        raise InputFormatError(f"{column} {text!r} is not an integer", path=path, line=line) from None
+        expected = "an integer" if kind is int else "a number"
+        raise InputFormatError(f"{column} {text!r} is not {expected}", path=path, line=line) from None

@@ -5,7 +5,7 @@ many N were padded at each end when the window runs off the chromosome (windows 
 never shortened). Contig names resolve through the aliases `chr1`↔`1` … `chrX`↔`X`,
 `chrY`↔`Y` (never `chrM`↔`MT`: different sequences). IUPAC ambiguity codes read as N.
 
-The `.fai` index (`build_index`, samtools' rules; beside the FASTA or in `index_cache_folder`) is checked
+The `.fai` index (`build_index`, samtools' rules; beside the FASTA or in a cache folder, `index_path`) is checked
 against the FASTA (modification time; each record's header, line width and end byte) and a stale one rebuilt,
 or reported with `rebuild_index=False`. For bgzip FASTA pyfaidx indexes and only the time check applies.
 """
@@ -149,20 +149,14 @@ class Genome(contextlib.AbstractContextManager):
         return f"Genome({str(self.path)!r}, soft_mask={self.soft_mask!r}, contigs={len(self._lengths)})"
 
 
-def index_cache_folder() -> Path:
-    """Where indexes of FASTA files in read-only folders go: `$XDG_CACHE_HOME/dnabird/fai` (by default
-    under ~/.cache)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnabird" / "fai"
-
-
 def index_path(path: Path) -> Path:
-    """The `.fai` of a FASTA: `PATH.fai` when it exists or can be written, else one in the cache folder,
-    named by the FASTA's resolved path."""
+    """The `.fai` of a FASTA: `PATH.fai` when it exists or can be written, else one in the cache folder
+    `$XDG_CACHE_HOME/dnabird/fai` (by default under ~/.cache), named by the FASTA's resolved path."""
     beside = Path(f"{path}.fai")
     if beside.exists() or os.access(path.parent, os.W_OK | os.X_OK):
         return beside
-    key = sha256_hex(os.path.realpath(path))[:16]
-    return index_cache_folder() / f"{key}-{path.name}.fai"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dnabird" / "fai"
+    return cache / f"{sha256_hex(os.path.realpath(path))[:16]}-{path.name}.fai"
 
 
 def _open_indexed(path: Path, rebuild_index: bool) -> pyfaidx.Faidx:
@@ -216,19 +210,13 @@ def build_index(path: str | Path, index: str | Path | None = None) -> Path:
     record's first, bases after a record's shorter or blank line, and a header as the last line.
     """
     path = Path(path)
-    rows, seen = [], {}
+    records, seen = [], {}
     record = None  # [name, bases, offset, line bases, line bytes, ended]
-
-    def finish():
-        if record is not None and record[1]:
-            rows.append(record[:5])
-
     with open(path, "rb") as handle:
         offset = 0
         for number, line in enumerate(handle, start=1):
             text = line.rstrip(b"\r\n")
             if text.startswith(b">"):
-                finish()
                 words = text[1:].decode(errors="replace").split()
                 if not words or text[1:2].isspace():
                     shown = text.decode(errors="replace")
@@ -239,6 +227,7 @@ def build_index(path: str | Path, index: str | Path | None = None) -> Path:
                                            path=path, line=number, record=words[0])
                 seen[words[0]] = number
                 record = [words[0], 0, offset + len(line), 0, 0, False]
+                records.append(record)
             elif not text.strip():
                 if record is not None:
                     record[5] = True
@@ -252,9 +241,8 @@ def build_index(path: str | Path, index: str | Path | None = None) -> Path:
     if record is not None and record[2] == offset:
         raise InputFormatError("the file ends with this record's header line: truncated?", path=path,
                                record=record[0])
-    finish()
     index = Path(index or f"{path}.fai")
-    write_text_atomic(index, "".join("\t".join(map(str, row)) + "\n" for row in rows))
+    write_text_atomic(index, "".join("\t".join(map(str, row[:5])) + "\n" for row in records if row[1]))
     return index
 
 
