@@ -73,13 +73,6 @@ class FeatureTable:
     def counts(self) -> dict[str, int]:
         return {g: len(self.members(g)) for g in GROUPS}
 
-    def column(self, name: str) -> int:
-        try:
-            return self.names.index(name)
-        except ValueError:
-            raise InputFormatError(f"feature {name!r} is not in the label table ({len(self)} features)",
-                                   path=self.path) from None
-
     def write(self, path: str | Path) -> Path:
         path = Path(path)
         lines = ["\t".join(TABLE_HEADER)]
@@ -92,7 +85,7 @@ class FeatureTable:
 def table_from_names(path: str | Path) -> FeatureTable:
     """The label table of a feature-names file (one name per line, `.mat` column order)."""
     path = Path(path)
-    originals = [line.rstrip("\r\n") for line in path.read_text().splitlines()]
+    originals = path.read_text().splitlines()
     while originals and not originals[-1].strip():
         originals.pop()
     for number, name in enumerate(originals, 1):
