@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 
 _BASE_CODE = np.full(256, -1, dtype=np.int64)
 _BASE_CODE[list(b"ACGT")] = np.arange(4)
@@ -14,8 +14,7 @@ _BASE_CODE[list(b"ACGT")] = np.arange(4)
 def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
     """Counts of every k-mer (4^k columns, A < C < G < T order) in each row of `sequences` ([N, W] uint8
     ASCII, one strand as given); k-mers containing N are not counted."""
-    if not 1 <= k <= 8:
-        raise ParameterError("k", k, "an integer in [1, 8]")
+    reject(not 1 <= k <= 8, "k", k, "an integer in [1, 8]")
     sequences = np.asarray(sequences)
     width = sequences.shape[1] - k + 1
     counts = np.zeros((len(sequences), 4 ** k), dtype=np.float32)

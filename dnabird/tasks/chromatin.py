@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.errors import ConfigError, DnabirdError, InputFormatError, ParameterError, reject, require_paths
+from dnabird.errors import ConfigError, DnabirdError, InputFormatError, reject, require_paths
 from dnabird.finetune.baselines import kmer_counts
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
@@ -374,8 +374,8 @@ def _pad_to(ids: np.ndarray, length: int, pad_id: int) -> np.ndarray:
 
 def _eval_length(data: ChromatinData, longest: int, block_size: int) -> int:
     if data.eval_length is not None:
-        if data.eval_length % block_size:
-            raise ParameterError("data.eval_length", data.eval_length, f"a multiple of the block size {block_size}")
+        reject(data.eval_length % block_size, "data.eval_length", data.eval_length,
+               f"a multiple of the block size {block_size}")
         return data.eval_length
     return -(-(longest + 1) // block_size) * block_size + (block_size if data.source == "bundle" else 0)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.io import write_text_atomic
 
 GROUPS = ("DNase", "TF", "HM")
@@ -156,8 +156,7 @@ def decode_onehot(x: np.ndarray, *, what: str = "one-hot rows") -> np.ndarray:
     """(n, 4, L) uint8 one-hot in DeepSEA's A, G, C, T order -> (n, L) ASCII bytes; all-zero -> N.
     A column with more than one 1, or a value other than 0/1, is an error."""
     x = np.asarray(x)
-    if x.ndim != 3 or x.shape[1] != 4:
-        raise ParameterError(what, x.shape, "an array (rows, 4, length)")
+    reject(x.ndim != 3 or x.shape[1] != 4, what, x.shape, "an array (rows, 4, length)")
     hot = x.sum(axis=1)
     if x.size and (x.max() > 1 or hot.max() > 1):
         row = int(np.argwhere((hot > 1) | (x.max(axis=1) > 1))[0][0])
@@ -295,8 +294,7 @@ def slab_order(rows: int, *, slab: int, buffer_slabs: int, seed: int, epoch: int
     """A permutation of range(rows) read slab-wise: slabs (`slab` contiguous rows) in a random order,
     `buffer_slabs` of them at a time shuffled together. Each buffer spans at most `buffer_slabs` slabs,
     so a reader holding one buffer reads contiguous slabs only; every row appears exactly once."""
-    if slab < 1 or buffer_slabs < 1:
-        raise ParameterError("(slab, buffer_slabs)", (slab, buffer_slabs), "integers >= 1")
+    reject(slab < 1 or buffer_slabs < 1, "(slab, buffer_slabs)", (slab, buffer_slabs), "integers >= 1")
     rng = np.random.default_rng((seed, epoch, 0x51AB))
     starts = np.arange(0, rows - rows % slab, slab)
     rng.shuffle(starts)
