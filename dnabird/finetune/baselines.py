@@ -30,16 +30,6 @@ def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
     return counts
 
 
-def token_counts(ids: np.ndarray, pad_id: int) -> np.ndarray:
-    """Tokens per example (the [CLS] and [SEP] included), as a one-column feature matrix [N, 1]."""
-    return (np.asarray(ids) != pad_id).sum(1, keepdims=True).astype(np.float32)
-
-
-def logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *, seed: int = 0) -> np.ndarray:
-    """Positive-class probabilities of `test_x` from a standardised L2 logistic regression fit on the train rows."""
-    return multilabel_logistic_scores(train_x, np.asarray(train_y)[:, None], test_x, seed=seed)[:, 0]
-
-
 def multilabel_logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *,
                                seed: int = 0) -> np.ndarray:
     """[N_test, K] probabilities: one standardised L2 logistic regression per label column of `train_y`

@@ -154,14 +154,12 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
     labels, scores = np.asarray(labels).astype(bool), np.asarray(scores, dtype=np.float64)
     weights = _resample_weights(len(labels), clusters, resamples, seed)
     index = {name: k for k, name in enumerate(names)}
-    per_label = {}
+    aurocs = {m: _weighted_binary(labels[:, index[m]], scores[:, index[m]], weights)["auroc"]
+              for m in dict.fromkeys(m for members in groups.values() for m in members)}
     out = {}
     for group, members in groups.items():
-        for m in members:
-            if m not in per_label:
-                per_label[m] = _weighted_binary(labels[:, index[m]], scores[:, index[m]], weights)["auroc"]
         # [R, labels of the group]
-        matrix = np.stack([per_label[m] for m in members], axis=1) if members else np.zeros((len(weights), 0))
+        matrix = np.stack([aurocs[m] for m in members], axis=1) if members else np.zeros((len(weights), 0))
         defined = np.isfinite(matrix).any(axis=1)
         with np.errstate(all="ignore"):
             out[group] = _interval(np.nanmedian(matrix[defined], axis=1), level)
