@@ -168,6 +168,4 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
 
 def better(metric: str, new: float, old: float | None) -> bool:
     """Whether `new` improves on `old` for `metric` (lower is better for a loss, higher otherwise)."""
-    if old is None:
-        return True
-    return new < old if metric in LOWER_IS_BETTER else new > old
+    return old is None or (new < old if metric in LOWER_IS_BETTER else new > old)

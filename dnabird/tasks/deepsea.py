@@ -74,12 +74,10 @@ class FeatureTable:
         return {g: len(self.members(g)) for g in GROUPS}
 
     def write(self, path: str | Path) -> Path:
-        path = Path(path)
         lines = ["\t".join(TABLE_HEADER)]
         lines += [f"{c}\t{n}\t{g}\t{o}" for c, (n, g, o) in enumerate(zip(self.names, self.groups, self.originals,
                                                                            strict=True))]
-        write_text_atomic(path, "\n".join(lines) + "\n")
-        return path
+        return write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def table_from_names(path: str | Path) -> FeatureTable:
