@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 
 _BASE_CODE = np.full(256, -1, dtype=np.int64)
 _BASE_CODE[list(b"ACGT")] = np.arange(4)
@@ -14,8 +14,7 @@ _BASE_CODE[list(b"ACGT")] = np.arange(4)
 def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
     """Counts of every k-mer (4^k columns, A < C < G < T order) in each row of `sequences` ([N, W] uint8
     ASCII, one strand as given); k-mers containing N are not counted."""
-    if not 1 <= k <= 8:
-        raise ParameterError("k", k, "an integer in [1, 8]")
+    reject(not 1 <= k <= 8, "k", k, "an integer in [1, 8]")
     sequences = np.asarray(sequences)
     width = sequences.shape[1] - k + 1
     counts = np.zeros((len(sequences), 4 ** k), dtype=np.float32)
@@ -29,16 +28,6 @@ def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
         for row in range(len(codes)):
             counts[first + row] = np.bincount(index[row][valid[row]], minlength=4 ** k)
     return counts
-
-
-def token_counts(ids: np.ndarray, pad_id: int) -> np.ndarray:
-    """Tokens per example (the [CLS] and [SEP] included), as a one-column feature matrix [N, 1]."""
-    return (np.asarray(ids) != pad_id).sum(1, keepdims=True).astype(np.float32)
-
-
-def logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *, seed: int = 0) -> np.ndarray:
-    """Positive-class probabilities of `test_x` from a standardised L2 logistic regression fit on the train rows."""
-    return multilabel_logistic_scores(train_x, np.asarray(train_y)[:, None], test_x, seed=seed)[:, 0]
 
 
 def multilabel_logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, reject
 
 BINARY_METRICS = ("accuracy", "precision", "recall", "f1", "mcc", "auroc", "auprc")
 INTERVAL_METRICS = ("accuracy", "f1", "auroc", "auprc", "mcc")
@@ -98,8 +98,8 @@ def bootstrap_intervals(labels: Sequence[int], scores: Sequence[float], *, group
     """Percentile bootstrap interval of each metric: `resamples` draws with replacement of examples, or
     of whole `groups` (e.g. overlapping windows, a positive and its negative) when given."""
     labels, scores = _check(labels, scores)
-    if resamples < 1 or not 0 < level < 1:
-        raise ParameterError("resamples, level", (resamples, level), "an integer >= 1 and a level in (0, 1)")
+    reject(resamples < 1 or not 0 < level < 1, "resamples, level", (resamples, level),
+           "an integer >= 1 and a level in (0, 1)")
     values = _weighted_binary(labels, scores, _resample_weights(len(labels), groups, resamples, seed))
     return {name: _interval(values[name][np.isfinite(values[name])], level) for name in metrics}
 
@@ -107,8 +107,8 @@ def bootstrap_intervals(labels: Sequence[int], scores: Sequence[float], *, group
 def multiclass_metrics(labels: Sequence[int], scores: np.ndarray) -> dict:
     """Accuracy and macro-averaged F1 of argmax predictions from class scores [N, C]."""
     labels, scores = np.asarray(labels), np.asarray(scores)
-    if scores.ndim != 2 or len(scores) != len(labels) or len(labels) == 0:
-        raise ParameterError("scores", scores.shape, f"an array [N={len(labels)}, classes]")
+    reject(scores.ndim != 2 or len(scores) != len(labels) or len(labels) == 0, "scores", scores.shape,
+           f"an array [N={len(labels)}, classes]")
     predicted, classes = scores.argmax(1), np.arange(scores.shape[1])[:, None]
     tp = ((predicted == classes) & (labels == classes)).sum(1)
     support = (labels == classes).sum(1) + (predicted == classes).sum(1)    # per class; F1 over classes seen
@@ -123,8 +123,8 @@ def multilabel_metrics(labels: np.ndarray, scores: np.ndarray, names: Sequence[s
     over each named group of labels (BigBird Table 7 reports the median AUROC per group). Labels with
     one class only in these examples are left out of the medians and counted as `skipped`."""
     labels, scores = np.asarray(labels), np.asarray(scores, dtype=np.float64)
-    if labels.shape != scores.shape or labels.ndim != 2 or labels.shape[1] != len(names):
-        raise ParameterError("labels, scores", (labels.shape, scores.shape), f"two arrays [N, {len(names)}]")
+    reject(labels.shape != scores.shape or labels.ndim != 2 or labels.shape[1] != len(names), "labels, scores",
+           (labels.shape, scores.shape), f"two arrays [N, {len(names)}]")
     ones = np.ones((1, len(labels)))
     per_label = {}
     for k, name in enumerate(names):
@@ -154,14 +154,12 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
     labels, scores = np.asarray(labels).astype(bool), np.asarray(scores, dtype=np.float64)
     weights = _resample_weights(len(labels), clusters, resamples, seed)
     index = {name: k for k, name in enumerate(names)}
-    per_label = {}
+    aurocs = {m: _weighted_binary(labels[:, index[m]], scores[:, index[m]], weights)["auroc"]
+              for m in dict.fromkeys(m for members in groups.values() for m in members)}
     out = {}
     for group, members in groups.items():
-        for m in members:
-            if m not in per_label:
-                per_label[m] = _weighted_binary(labels[:, index[m]], scores[:, index[m]], weights)["auroc"]
         # [R, labels of the group]
-        matrix = np.stack([per_label[m] for m in members], axis=1) if members else np.zeros((len(weights), 0))
+        matrix = np.stack([aurocs[m] for m in members], axis=1) if members else np.zeros((len(weights), 0))
         defined = np.isfinite(matrix).any(axis=1)
         with np.errstate(all="ignore"):
             out[group] = _interval(np.nanmedian(matrix[defined], axis=1), level)
@@ -170,6 +168,4 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
 
 def better(metric: str, new: float, old: float | None) -> bool:
     """Whether `new` improves on `old` for `metric` (lower is better for a loss, higher otherwise)."""
-    if old is None:
-        return True
-    return new < old if metric in LOWER_IS_BETTER else new > old
+    return old is None or (new < old if metric in LOWER_IS_BETTER else new > old)

@@ -17,7 +17,7 @@ import torch
 
 from dnabird.data.tokenizer import load_tokenizer
 from dnabird.data.tokenizer_base import DnaTokenizer
-from dnabird.errors import CheckpointError, ParameterError
+from dnabird.errors import CheckpointError, reject
 from dnabird.finetune.baselines import multilabel_logistic_scores
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, collate
@@ -48,12 +48,11 @@ def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=None):
     """The data's tokenizer; with a pretrained checkpoint it must be the one the checkpoint was trained with.
     `tokenizer_class`: a task's own tokenizer class (None: the DNA tokenizers, `load_tokenizer`)."""
     load = load_tokenizer if tokenizer_class is None else tokenizer_class.load
-    if config.pretrained is None:
-        raise ParameterError("pretrained", None, f"a checkpoint directory, or {FROM_SCRATCH!r} to train from scratch")
+    reject(config.pretrained is None, "pretrained", None,
+           f"a checkpoint directory, or {FROM_SCRATCH!r} to train from scratch")
     if config.pretrained == FROM_SCRATCH:
-        if config.tokenizer is None:
-            raise ParameterError("tokenizer", None, "a tokenizer path (.model or tokenizer.json) when training "
-                                 "from scratch")
+        reject(config.tokenizer is None, "tokenizer", None,
+               "a tokenizer path (.model or tokenizer.json) when training from scratch")
         return load(config.tokenizer)
     pretrained = read_tokenizer(config.pretrained, tokenizer_class)
     if config.tokenizer is not None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.finetune.baselines import logistic_scores, token_counts
+from dnabird.finetune.baselines import multilabel_logistic_scores
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals, median_auroc_intervals, multilabel_metrics
 from dnabird.train.metrics import save_png
@@ -36,7 +36,8 @@ def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[st
     the train features); returns (table rows, each row's test scores)."""
     scores = {MODEL_ROW: model_scores}
     for name, (train_x, test_x) in baselines.items():
-        scores[f"{name} baseline"] = logistic_scores(train_x, train_labels, test_x, seed=seed)
+        scores[f"{name} baseline"] = multilabel_logistic_scores(train_x, np.asarray(train_labels)[:, None], test_x,
+                                                                seed=seed)[:, 0]
     rows = {name: {**binary_metrics(labels, values),
                    "ci95": bootstrap_intervals(labels, values, groups=groups, resamples=resamples, seed=seed)}
             for name, values in scores.items()}
@@ -44,9 +45,9 @@ def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[st
 
 
 def token_count_features(train: EpochExamples, test: EpochExamples, pad_id: int) -> tuple[np.ndarray, np.ndarray]:
-    """Tokens per slot of `train` and of `test`, as drawn in epoch 0 ([N, 1] each)."""
+    """Tokens per slot of `train` and of `test` as drawn in epoch 0, [CLS] and [SEP] included ([N, 1] each)."""
     slots = [np.stack([split.example(i, 0)["input_ids"] for i in range(len(split))]) for split in (train, test)]
-    return token_counts(slots[0], pad_id), token_counts(slots[1], pad_id)
+    return tuple((ids != pad_id).sum(1, keepdims=True).astype(np.float32) for ids in slots)
 
 
 def _value(value: float | None, ci: list[float] | None = None) -> str:

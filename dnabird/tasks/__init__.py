@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType
 
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 
 
 def _promoter() -> ModuleType:
@@ -44,8 +44,7 @@ TASKS: dict[str, Callable[[], ModuleType]] = {"promoter": _promoter, "chromatin"
 
 def task_module(name: str) -> ModuleType:
     """The module of task `name`."""
-    if name not in TASKS:
-        raise ParameterError("task", name, f"one of {sorted(TASKS)}")
+    reject(name not in TASKS, "task", name, f"one of {sorted(TASKS)}")
     return TASKS[name]()
 
 

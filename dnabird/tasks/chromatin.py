@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.errors import ConfigError, DnabirdError, InputFormatError, ParameterError, reject, require_paths
+from dnabird.errors import ConfigError, DnabirdError, InputFormatError, reject, require_paths
 from dnabird.finetune.baselines import kmer_counts
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
@@ -208,10 +208,8 @@ def long_range_features(path: str | None, table: FeatureTable) -> tuple[list[str
 
 def candidate_mask(chroms, starts, ends, regions: dict[str, list[tuple[int, int]]]) -> np.ndarray:
     """Bins with more than 100 bp inside a candidate region (DeepSEA's overlap rule)."""
-    mask = np.zeros(len(chroms), dtype=bool)
-    for i, (chrom, start, end) in enumerate(zip(chroms, starts, ends, strict=True)):
-        mask[i] = any(min(end, r1) - max(start, r0) > 100 for r0, r1 in regions.get(str(chrom), ()))
-    return mask
+    return np.array([any(min(end, r1) - max(start, r0) > 100 for r0, r1 in regions.get(str(chrom), ()))
+                     for chrom, start, end in zip(chroms, starts, ends, strict=True)], dtype=bool)
 
 
 def report_groups(table: FeatureTable, apart: list[str]) -> dict[str, list[str]]:
@@ -374,8 +372,8 @@ def _pad_to(ids: np.ndarray, length: int, pad_id: int) -> np.ndarray:
 
 def _eval_length(data: ChromatinData, longest: int, block_size: int) -> int:
     if data.eval_length is not None:
-        if data.eval_length % block_size:
-            raise ParameterError("data.eval_length", data.eval_length, f"a multiple of the block size {block_size}")
+        reject(data.eval_length % block_size, "data.eval_length", data.eval_length,
+               f"a multiple of the block size {block_size}")
         return data.eval_length
     return -(-(longest + 1) // block_size) * block_size + (block_size if data.source == "bundle" else 0)
 
@@ -406,8 +404,7 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
         test = arrays["test"]
         test_bins = (test["chrom"].astype(str), test["start"], test["end"])
         window = data.window
-        baseline_train = kmer_counts(_decode_ids(tokenizer, train["ids"][:data.baseline_rows]), data.kmer)
-        baseline_test = kmer_counts(_decode_ids(tokenizer, test["ids"]), data.kmer)
+        baseline_text = [_decode_ids(tokenizer, ids) for ids in (train["ids"][:data.baseline_rows], test["ids"])]
         baseline_labels = train["labels"][:data.baseline_rows]
         sizes = {split: len(a["labels"]) for split, a in arrays.items()}
     else:
@@ -442,8 +439,7 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
         train_set = BundleExamples(source, rows, tokenizer, block_size=block_size, length=eval_length,
                                    slab=data.slab_rows, buffer_slabs=data.buffer_slabs, seed=config.seed)
         bx, baseline_labels = source.read(0, min(source.half, data.baseline_rows))
-        baseline_train = kmer_counts(decode_onehot(bx), data.kmer)
-        baseline_test = kmer_counts(fixed_x["test"][0], data.kmer)
+        baseline_text = [decode_onehot(bx), fixed_x["test"][0]]
         if data.bins is not None:
             try:
                 listed = [b for b in read_bins(data.bins, {s: o.half for s, o in opened.items()}, Counter())
@@ -479,8 +475,9 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
     write_json_atomic(out_dir / "data_summary.json", summary)
     if spec.num_outputs != len(table):
         raise ConfigError("the model's outputs must come from the label table")
+    baseline = tuple(kmer_counts(text, data.kmer) for text in baseline_text)
     return TaskData(spec, train_set, validation, test_set, test_groups=clusters,
-                    baseline_features={f"{data.kmer}-mer": (baseline_train, baseline_test)}, summary=summary,
+                    baseline_features={f"{data.kmer}-mer": baseline}, summary=summary,
                     test_reverse=test_reverse, report_groups=report_groups(table, apart),
                     baseline_labels=np.asarray(baseline_labels), report_masks=masks)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.io import write_text_atomic
 
 GROUPS = ("DNase", "TF", "HM")
@@ -73,26 +73,17 @@ class FeatureTable:
     def counts(self) -> dict[str, int]:
         return {g: len(self.members(g)) for g in GROUPS}
 
-    def column(self, name: str) -> int:
-        try:
-            return self.names.index(name)
-        except ValueError:
-            raise InputFormatError(f"feature {name!r} is not in the label table ({len(self)} features)",
-                                   path=self.path) from None
-
     def write(self, path: str | Path) -> Path:
-        path = Path(path)
         lines = ["\t".join(TABLE_HEADER)]
         lines += [f"{c}\t{n}\t{g}\t{o}" for c, (n, g, o) in enumerate(zip(self.names, self.groups, self.originals,
                                                                            strict=True))]
-        write_text_atomic(path, "\n".join(lines) + "\n")
-        return path
+        return write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def table_from_names(path: str | Path) -> FeatureTable:
     """The label table of a feature-names file (one name per line, `.mat` column order)."""
     path = Path(path)
-    originals = [line.rstrip("\r\n") for line in path.read_text().splitlines()]
+    originals = path.read_text().splitlines()
     while originals and not originals[-1].strip():
         originals.pop()
     for number, name in enumerate(originals, 1):
@@ -163,8 +154,7 @@ def decode_onehot(x: np.ndarray, *, what: str = "one-hot rows") -> np.ndarray:
     """(n, 4, L) uint8 one-hot in DeepSEA's A, G, C, T order -> (n, L) ASCII bytes; all-zero -> N.
     A column with more than one 1, or a value other than 0/1, is an error."""
     x = np.asarray(x)
-    if x.ndim != 3 or x.shape[1] != 4:
-        raise ParameterError(what, x.shape, "an array (rows, 4, length)")
+    reject(x.ndim != 3 or x.shape[1] != 4, what, x.shape, "an array (rows, 4, length)")
     hot = x.sum(axis=1)
     if x.size and (x.max() > 1 or hot.max() > 1):
         row = int(np.argwhere((hot > 1) | (x.max(axis=1) > 1))[0][0])
@@ -302,8 +292,7 @@ def slab_order(rows: int, *, slab: int, buffer_slabs: int, seed: int, epoch: int
     """A permutation of range(rows) read slab-wise: slabs (`slab` contiguous rows) in a random order,
     `buffer_slabs` of them at a time shuffled together. Each buffer spans at most `buffer_slabs` slabs,
     so a reader holding one buffer reads contiguous slabs only; every row appears exactly once."""
-    if slab < 1 or buffer_slabs < 1:
-        raise ParameterError("(slab, buffer_slabs)", (slab, buffer_slabs), "integers >= 1")
+    reject(slab < 1 or buffer_slabs < 1, "(slab, buffer_slabs)", (slab, buffer_slabs), "integers >= 1")
     rng = np.random.default_rng((seed, epoch, 0x51AB))
     starts = np.arange(0, rows - rows % slab, slab)
     rng.shuffle(starts)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dnabird.errors import ParameterError
+from dnabird.errors import ParameterError, reject
 from dnabird.model.task_spec import Anchor
 
 BASES = np.frombuffer(b"ACGT", dtype=np.uint8)
@@ -86,8 +86,7 @@ class GenomicNegatives:
                  sites: Mapping[str, Sequence[int]], anchor: Anchor, *, min_site_distance: int = 2000,
                  max_n_fraction: float = 0.0, step: int = 100,
                  blocked: Mapping[str, Sequence[tuple[int, int]]] | None = None):
-        if anchor.kind != "tss":
-            raise ParameterError("anchor", str(anchor), "a 'tss:-U:+D' anchor")
+        reject(anchor.kind != "tss", "anchor", str(anchor), "a 'tss:-U:+D' anchor")
         width = anchor.length
         step = math.gcd(width, step)
         self.anchor, self.width, self.step = anchor, width, step

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dnabird.errors import ConfigError, ParameterError
+from dnabird.errors import ConfigError, reject
 
 SPLITS = ("train", "validation", "test")
 
@@ -56,8 +56,8 @@ def random_split(groups: Sequence[int], *, fractions: Sequence[float], seed: int
     """Whole groups assigned to train / validation / test with probabilities `fractions` (a seeded,
     group-order-independent draw: each group's split depends only on (seed, group id))."""
     fractions = np.asarray(fractions, dtype=np.float64)
-    if fractions.shape != (3,) or (fractions < 0).any() or not np.isclose(fractions.sum(), 1.0):
-        raise ParameterError("split_fractions", fractions.tolist(), "three non-negative fractions summing to 1")
+    reject(fractions.shape != (3,) or (fractions < 0).any() or not np.isclose(fractions.sum(), 1.0),
+           "split_fractions", fractions.tolist(), "three non-negative fractions summing to 1")
     groups = np.asarray(groups)
     unique = np.unique(groups)
     draws = np.array([np.random.default_rng((seed, int(g))).random() for g in unique])
