@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dnabird.errors import InputFormatError, ParameterError
+from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.genome.bed import read_bed
 from dnabird.genome.reference import Genome
 from dnabird.io import check_outputs
@@ -34,8 +34,7 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
     eval_length: padded token length (default: the task's, else the model's full length).
     out: write an HDF5 file: /embeddings [n, hidden] float32, /names, attributes pooling and settings.
     """
-    if pooling not in POOLINGS:
-        raise ParameterError("pooling", pooling, f"one of {POOLINGS}")
+    reject(pooling not in POOLINGS, "pooling", pooling, f"one of {POOLINGS}")
     if out is not None:
         check_outputs([out], inputs=[x if isinstance(x, (str, os.PathLike)) else None for x in (source, regions)])
     predictor = Predictor.load(model, tokenizer=tokenizer, device=device)
@@ -68,8 +67,8 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
 def _inputs(source, regions) -> tuple[list[str], list[str]]:
     """Names and upper-case sequences of the inputs."""
     if regions is None:
-        if isinstance(source, (str, os.PathLike, Genome)):
-            raise ParameterError("regions", None, "regions (a BED or tuples) when the source is a genome")
+        reject(isinstance(source, (str, os.PathLike, Genome)), "regions", None,
+               "regions (a BED or tuples) when the source is a genome")
         sequences = [str(s).upper() for s in source]
         return [f"sequence_{i}" for i in range(len(sequences))], sequences
     genome = source if isinstance(source, Genome) else Genome(source)

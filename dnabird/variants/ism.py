@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from dnabird.errors import ParameterError, UnscorableVariantError
+from dnabird.errors import ParameterError, UnscorableVariantError, reject
 from dnabird.genome.reference import Genome
 from dnabird.progress import progress_bar
 from dnabird.train.metrics import save_png
@@ -37,8 +37,8 @@ def parse_region(region: str | tuple[str, int, int]) -> tuple[str, int, int]:
         chrom, start, end = match["chrom"], int(match["start"].replace(",", "")) - 1, int(match["end"].replace(",", ""))
     else:
         chrom, start, end = region
-    if not isinstance(start, int) or not isinstance(end, int) or start < 0 or end <= start:
-        raise ParameterError("region", region, "a non-empty region with 0 <= start < end")
+    reject(not isinstance(start, int) or not isinstance(end, int) or start < 0 or end <= start, "region", region,
+           "a non-empty region with 0 <= start < end")
     return chrom, start, end
 
 
@@ -109,14 +109,12 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
     genome = genome if isinstance(genome, Genome) else Genome(genome)
     setup = resolve_setup(predictor, method=method, rc=rc, window_bp=window_bp, eval_length=eval_length,
                           flank_bp=flank_bp, genome=genome)
-    if setup.anchor.kind != "centre":
-        raise ParameterError("model", model, "a model with centre-anchored windows (a pretrained MLM or a "
-                             "centre-anchored head): saturation mutagenesis centres one window on the region")
+    reject(setup.anchor.kind != "centre", "model", model, "a model with centre-anchored windows (a pretrained MLM "
+           "or a centre-anchored head): saturation mutagenesis centres one window on the region")
     chrom, start, end = parse_region(region)
     chrom = genome.resolve(chrom)
-    if end > genome.length(chrom) or end - start > setup.window_bp:
-        raise ParameterError("region", region, f"a region within {chrom} ({genome.length(chrom)} bp) and at most "
-                             f"window_bp={setup.window_bp} bp long")
+    reject(end > genome.length(chrom) or end - start > setup.window_bp, "region", region,
+           f"a region within {chrom} ({genome.length(chrom)} bp) and at most window_bp={setup.window_bp} bp long")
     centre = start + (end - start) // 2
     window_start = centre - setup.window_bp // 2
     sequence = genome.fetch(chrom, start, end).sequence.upper()

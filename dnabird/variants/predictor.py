@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-from dnabird.errors import CheckpointError, NonFiniteOutputError, ParameterError
+from dnabird.errors import CheckpointError, NonFiniteOutputError, ParameterError, reject
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.task_spec import TaskSpec
 from dnabird.train.distributed import resolve_device
@@ -53,8 +53,7 @@ class Predictor:
             task = task or read_task(directory)
         elif not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
             raise ParameterError("model", type(model).__name__, "a checkpoint directory or a dnabird model")
-        if tokenizer is None:
-            raise ParameterError("tokenizer", None, "the model's Tokenizer when the model is passed loaded")
+        reject(tokenizer is None, "tokenizer", None, "the model's Tokenizer when the model is passed loaded")
         return cls(model, tokenizer, task, device if isinstance(device, torch.device) else resolve_device(device),
                    source)
 

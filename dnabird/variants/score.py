@@ -25,7 +25,7 @@ import pandas as pd
 import torch
 
 from dnabird import __version__
-from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError
+from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError, reject
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
 from dnabird.model.task_spec import Anchor, parse_anchor
@@ -101,36 +101,30 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
                   on_ref_mismatch: str = "skip", genome: Genome | None = None) -> Setup:
     """Check the arguments against the model and fill what they leave open from its task or size (for
     mlm_llr, from the bp per token measured on `genome`; without one, one bp per token)."""
-    if method not in METHODS:
-        raise ParameterError("method", method, f"one of {METHODS}")
-    if rc not in (None, *RC_MODES):
-        raise ParameterError("rc", rc, f"None (the model's strand rule) or one of {RC_MODES}")
-    if on_ref_mismatch not in REF_MISMATCH_MODES:
-        raise ParameterError("on_ref_mismatch", on_ref_mismatch, f"one of {REF_MISMATCH_MODES}")
-    if not isinstance(flank_bp, int) or flank_bp < 0:
-        raise ParameterError("flank_bp", flank_bp, "an integer >= 0")
+    reject(method not in METHODS, "method", method, f"one of {METHODS}")
+    reject(rc not in (None, *RC_MODES), "rc", rc, f"None (the model's strand rule) or one of {RC_MODES}")
+    reject(on_ref_mismatch not in REF_MISMATCH_MODES, "on_ref_mismatch", on_ref_mismatch,
+           f"one of {REF_MISMATCH_MODES}")
+    reject(not isinstance(flank_bp, int) or flank_bp < 0, "flank_bp", flank_bp, "an integer >= 0")
     task = predictor.task
     if method == "auto":
         method = "head" if predictor.has_head else "mlm_llr"
     if method == "head":
-        if task is None or task.anchor is None or task.window_length is None:
-            raise ParameterError("method", method, "a model whose task.json gives a genomic window (or 'mlm_llr')")
+        reject(task is None or task.anchor is None or task.window_length is None, "method", method,
+               "a model whose task.json gives a genomic window (or 'mlm_llr')")
         for name, given, fixed in (("window_bp", window_bp, task.window_length),
                                    ("eval_length", eval_length, task.eval_length)):
-            if given not in (None, fixed):
-                raise ParameterError(name, given, f"None: the model's task.json fixes it at {fixed}")
+            reject(given not in (None, fixed), name, given, f"None: the model's task.json fixes it at {fixed}")
         anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
         bp_per_token = None
-        if anchor.kind == "tss" and tss is None:
-            raise ParameterError("tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
+        reject(anchor.kind == "tss" and tss is None, "tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
         if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
             raise ParameterError("rc", rc, f"'forward' or None: this head is strand-specific (anchor {task.anchor}, "
                                  f"strand rule {task.strand_rule})")
         average = anchor.kind == "centre" and (rc or ("average" if task.strand_rule == "both" else "forward")) \
             == "average"
     else:
-        if predictor.has_head:
-            raise ParameterError("method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
+        reject(predictor.has_head, "method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
         anchor, average = Anchor("centre"), (rc or "average") == "average"
         bp_per_token = measured_bp_per_token(predictor.tokenizer, genome) if genome is not None else 1.0
         if eval_length is None:  # the tokens a window needs, with headroom, up to the model's length
@@ -139,10 +133,8 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
             eval_length = min(longest, -(-needed // block) * block)
         if window_bp is None:  # the odd window that fills eval_length
             window_bp = max(1, int((eval_length - 2) * bp_per_token / TOKEN_HEADROOM) - 1) | 1
-    if anchor.kind == "centre" and tss is not None:
-        raise ParameterError("tss", tss, "None: windows are centred on the variants")
-    if not isinstance(window_bp, int) or window_bp < 1:
-        raise ParameterError("window_bp", window_bp, "a positive number of bp")
+    reject(anchor.kind == "centre" and tss is not None, "tss", tss, "None: windows are centred on the variants")
+    reject(not isinstance(window_bp, int) or window_bp < 1, "window_bp", window_bp, "a positive number of bp")
     return Setup(method, window_bp, predictor.check_length(eval_length), anchor, average, flank_bp,
                  on_ref_mismatch, None if bp_per_token is None else round(bp_per_token, 4))
 
@@ -341,8 +333,7 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
     """
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ParameterError("batch_size", batch_size, "a positive integer")
+    reject(not isinstance(batch_size, int) or batch_size < 1, "batch_size", batch_size, "a positive integer")
     ctx = distributed.setup(device)
     predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device)
     genome = genome if isinstance(genome, Genome) else Genome(genome)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dnabird.errors import ParameterError
+from dnabird.errors import reject
 
 UNIT_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "feature", "strand", "ref_match",
                 "window_start", "window_end", "pad_left", "pad_right", "clip_left", "clip_right")
@@ -82,13 +82,10 @@ class VariantScores:
         in a column named after the group.
         kind: one of `SCORE_KINDS` or "abs_logit_diff"; reduce: "max" (e.g. the largest |diff| of any
         chromatin feature) or "mean"."""
-        if reduce not in ("max", "mean"):
-            raise ParameterError("reduce", reduce, '"max" or "mean"')
-        if kind not in (*SCORE_KINDS, "abs_logit_diff"):
-            raise ParameterError("kind", kind, f"one of {(*SCORE_KINDS, 'abs_logit_diff')}")
+        reject(reduce not in ("max", "mean"), "reduce", reduce, '"max" or "mean"')
+        reject(kind not in (*SCORE_KINDS, "abs_logit_diff"), "kind", kind, f"one of {(*SCORE_KINDS, 'abs_logit_diff')}")
         unknown = [name for name in outputs or () if name not in self.outputs]
-        if unknown:
-            raise ParameterError("outputs", unknown, f"names among {list(self.outputs)}")
+        reject(bool(unknown), "outputs", unknown, f"names among {list(self.outputs)}")
         keep = [self.outputs.index(name) for name in outputs] if outputs else list(range(len(self.outputs)))
         values = self.array(kind)[:, keep]
         groups = np.asarray(self.groups, object)[keep]

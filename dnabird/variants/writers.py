@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -98,13 +98,14 @@ def write_vcf(scores: VariantScores, path: str | os.PathLike, vcf: str | os.Path
                for i, (name, group) in enumerate(zip(scores.outputs, scores.groups, strict=True))]
     check_vcf_path(Path(vcf))
     path = Path(path)
-    with atomic_output(path) as tmp, _text_output(tmp, bgzip=path.suffix in (".gz", ".bgz")) as write:
+    with atomic_output(path) as tmp, (pysam.BGZFile(str(tmp), "wb") if path.suffix in (".gz", ".bgz")
+                                      else open(tmp, "wb")) as handle:
         for record, _, line in vcf_lines(vcf):
             if line.startswith("#CHROM") and record is None:
-                write("".join(h + "\n" for h in header))
+                line = "".join(h + "\n" for h in header) + line
             elif record in by_record:
                 line = _annotated(line, by_record[record], scores, kinds)
-            write(line + "\n")
+            handle.write(f"{line}\n".encode("utf-8", "surrogateescape"))  # non-UTF-8 bytes kept
 
 
 def _annotated(line: str, windows: list[tuple[int, str]], scores: VariantScores, kinds: list[str]) -> str:
@@ -123,12 +124,3 @@ def _annotated(line: str, windows: list[tuple[int, str]], scores: VariantScores,
 def _number(value: float) -> str:
     return "." if np.isnan(value) else f"{value:.6g}"
 
-
-@contextmanager
-def _text_output(path: Path, bgzip: bool) -> Iterator[Callable[[str], None]]:
-    """A function writing text (surrogate-escaped bytes kept) to a file, or a bgzip stream when `bgzip`."""
-    handle = pysam.BGZFile(str(path), "wb") if bgzip else open(path, "wb")
-    try:
-        yield lambda text: handle.write(text.encode("utf-8", "surrogateescape"))
-    finally:
-        handle.close()
