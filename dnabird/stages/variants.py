@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -138,14 +139,12 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
                  "summary": scores.summary(), "unscored": f"{scorer}.unscored.tsv", "settings": scores.settings,
                  "seconds": round(time.perf_counter() - started, 1)}
         if truth is not None:
+            aurocs = partial(effect_aurocs, table, truth, seed=config.seed, resamples=config.bootstrap_resamples)
             kinds = PROMOTER_KINDS if scorer == "promoter" else None
-            entry["auroc"] = {column: effect_aurocs(table, truth, column, kinds=kinds, seed=config.seed,
-                                                    resamples=config.bootstrap_resamples)
-                              for column in table.columns if column != "id"}
+            entry["auroc"] = {column: aurocs(column, kinds=kinds) for column in table.columns if column != "id"}
             if scorer == "chromatin":   # the disruptions a chromatin label depends on: TF motifs
                 tf_motifs = sorted(set(truth["element_kind"]) - {*PROMOTER_KINDS, ".", ""})
-                entry["auroc"][TF_MOTIF_ROW] = effect_aurocs(table, truth, scorer, kinds=tf_motifs, seed=config.seed,
-                                                             resamples=config.bootstrap_resamples)
+                entry["auroc"][TF_MOTIF_ROW] = aurocs(scorer, kinds=tf_motifs)
             columns[scorer] = scorer
         report["scorers"][scorer] = entry
     effects.to_csv(stage_dir / "effects.tsv", sep="\t", index=False)
