@@ -1,7 +1,5 @@
-"""`dnabird finetune TASK --config FILE`: fine-tune a pretrained encoder (or one from scratch) on a task.
-
-FILE is a task config or a pipeline YAML whose section TASK is used, its null paths from the pipeline's
-finished stages (`dnabird.stages.finetune.from_pipeline`)."""
+"""`dnabird finetune TASK --config FILE`: fine-tune a pretrained encoder (or one from scratch) on a task; FILE
+may be a pipeline YAML (`dnabird.stages.finetune.from_pipeline`)."""
 
 from __future__ import annotations
 
