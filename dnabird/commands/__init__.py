@@ -31,16 +31,13 @@ def options(args: argparse.Namespace, *names: str) -> dict:
     return {name: getattr(args, name) for name in names}
 
 
-def add_overrides(parser: argparse.ArgumentParser, example: str | None = None) -> None:
-    """The trailing `key.sub=value …` arguments that override config values (`example`: shown in the help)."""
+def add_overrides(parser: argparse.ArgumentParser, example: str | None = None, resume: bool = False) -> None:
+    """The trailing `key.sub=value …` arguments that override config values (`example`: shown in the help),
+    after `--resume` (continue a training run) when `resume`."""
+    if resume:
+        parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
                         help="override config values" + (f", e.g. {example}" if example else ""))
-
-
-def add_resume_and_overrides(parser: argparse.ArgumentParser, example: str | None = None) -> None:
-    """`--resume` (continue a training run) and the config overrides (`add_overrides`)."""
-    parser.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in out_dir")
-    add_overrides(parser, example)
 
 
 def print_token_ids(texts: Iterable[str], encode: Callable[[str, int], list[int]],

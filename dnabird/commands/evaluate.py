@@ -1,5 +1,4 @@
-"""`dnabird evaluate CHECKPOINT`: held-out MLM accuracy, NSP accuracy and bits per base of a pretrained model
-(options left out: those of the pretraining run that wrote it, from its `run.json`)."""
+"""`dnabird evaluate CHECKPOINT`: held-out MLM accuracy, NSP accuracy and bits per base of a pretrained model."""
 
 from __future__ import annotations
 

@@ -1,14 +1,12 @@
-"""`dnabird finetune TASK --config FILE`: fine-tune a pretrained encoder (or one from scratch) on a task.
-
-FILE is a task config or a pipeline YAML whose section TASK is used, its null paths from the pipeline's
-finished stages (`dnabird.stages.finetune.from_pipeline`)."""
+"""`dnabird finetune TASK --config FILE`: fine-tune a pretrained encoder (or one from scratch) on a task; FILE
+may be a pipeline YAML (`dnabird.stages.finetune.from_pipeline`)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
 
-from dnabird.commands import add_command, add_resume_and_overrides
+from dnabird.commands import add_command, add_overrides
 from dnabird.config import read_yaml
 from dnabird.errors import ConfigError
 from dnabird.tasks import TASKS
@@ -45,4 +43,4 @@ def register(subparsers) -> None:
     parser.add_argument("--source", choices=("bundle", "windows"),
                         help="chromatin: the .mat bundle's 1000-bp rows, or windows of the genome around each bin")
     parser.add_argument("--out", help="output folder (default: train.out_dir, or the pipeline's OUT_DIR/TASK)")
-    add_resume_and_overrides(parser, "train.lr=1e-4 data.negatives=genomic")
+    add_overrides(parser, "train.lr=1e-4 data.negatives=genomic", resume=True)

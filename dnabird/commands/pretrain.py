@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from dnabird.commands import add_command, add_resume_and_overrides
+from dnabird.commands import add_command, add_overrides
 
 
 def run(args: argparse.Namespace) -> None:
@@ -26,4 +26,4 @@ def register(subparsers) -> None:
     parser = add_command(subparsers, "pretrain", run)
     parser.add_argument("--config", required=True,
                         help="pretraining YAML (keys of PretrainConfig) or a pipeline YAML with a pretrain section")
-    add_resume_and_overrides(parser, "train.max_steps=1000 train.lr=2e-4")
+    add_overrides(parser, "train.max_steps=1000 train.lr=2e-4", resume=True)

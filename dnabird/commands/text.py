@@ -8,7 +8,7 @@ import importlib
 import json
 import sys
 
-from dnabird.commands import add_command, add_group, add_resume_and_overrides, options, print_token_ids
+from dnabird.commands import add_command, add_group, add_overrides, options, print_token_ids
 
 
 def tokenizer_train(args: argparse.Namespace) -> None:
@@ -87,7 +87,7 @@ def register(subparsers) -> None:
     for name, (module, function, help_text) in TRAINING.items():
         command = add_command(commands, name, _train(module, function), help=help_text)
         command.add_argument("--config", required=True, help="YAML with the keys of the run's config")
-        add_resume_and_overrides(command)
+        add_overrides(command, resume=True)
 
     summary = add_command(commands, "summarise", summarise,
                           help="summarise documents with an encoder-decoder checkpoint")

@@ -19,6 +19,14 @@ def outputs_of(*sources: tuple[str, str]) -> Callable[[object, RunContext], list
     return lambda config, context: [context.output(*source) for source in sources]
 
 
+def optional_output(context: RunContext, stage: str, name: str) -> Path | None:
+    """`context.output(stage, name)`, or None when that stage has no such output."""
+    try:
+        return context.output(stage, name)
+    except ConfigError:
+        return None
+
+
 def filled(config, context: RunContext, out_dir: Path | None, sources: Mapping[str, tuple[str, str]]):
     """`config` writing into `out_dir` (if given), each null field of `sources` (`field` or `data.field` ->
     (stage, output)) taken from that earlier stage's output. A data field written `<stage>:<output>` (e.g.

@@ -136,8 +136,9 @@ def comparison_stage(name: str, config: type) -> Stage:
 
 @dataclass
 class NamedModels:
-    """The text stages' layout: base: the task's settings shared by every model; models: name -> the settings
-    that model changes (by default one model, `model`, with the base's settings); seed: every model's seed."""
+    """The text stages' layout (`named_models_stage`): base: the task's settings shared by every model; models:
+    name -> the settings that model changes (or `init_from` an earlier model; by default one model, `model`,
+    with the base's settings); seed: every model's seed."""
 
     base: dict = field(default_factory=dict)
     models: dict = field(default_factory=lambda: {"model": {}})
@@ -152,6 +153,14 @@ class NamedModels:
 
     def plan(self) -> Plan:
         return Plan(self.TASK, self.base, self.models, self.seed, f"{self.STAGE}: models")
+
+
+def named_models_stage(name: str, task: str, task_config: type) -> Stage:
+    """The stage `name` comparing models of `task` (its config: `task_config`) laid out as `NamedModels`."""
+    config = dataclass(type(f"{task_config.__name__.removesuffix('Config')}StageConfig", (NamedModels,),
+                            {"__doc__": f"`NamedModels` of `{task_config.__name__}` keys.",
+                             "__module__": f"dnabird.stages.{name}", "STAGE": name, "TASK": task}))
+    return comparison_stage(name, config)
 
 
 @dataclass

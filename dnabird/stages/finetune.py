@@ -13,10 +13,9 @@ import dataclasses
 from functools import partial
 from pathlib import Path
 
-from dnabird.errors import ConfigError
 from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.pipeline import RunContext, Stage
-from dnabird.stages import TRAINED, pipeline_section
+from dnabird.stages import TRAINED, optional_output, pipeline_section
 from dnabird.tasks import task_module
 from dnabird.text.training import resumable
 
@@ -26,12 +25,10 @@ def resolved(task: str, config, context: RunContext, out_dir: Path | None = None
     data, module = config.data, task_module(task)
     filled = {field: str(context.output(stage, output))
               for field, (stage, output) in module.STAGE_INPUTS.items() if getattr(data, field) is None}
-    for field, (stage, output) in getattr(module, "OPTIONAL_STAGE_INPUTS", {}).items():
-        if getattr(data, field) is None:    # filled when that stage has the output, else left null
-            try:
-                filled[field] = str(context.output(stage, output))
-            except ConfigError:
-                pass
+    for field, source in getattr(module, "OPTIONAL_STAGE_INPUTS", {}).items():
+        path = optional_output(context, *source) if getattr(data, field) is None else None
+        if path is not None:    # filled when that stage has the output, else left null
+            filled[field] = str(path)
     # a checkpoint given explicitly brings its own tokenizer (the recipe reads it); else the pipeline's
     own_tokenizer = config.pretrained not in (None, FROM_SCRATCH)
     paths = {"pretrained": config.pretrained or str(context.output("pretrain", "model")),

@@ -6,24 +6,12 @@ scheme, attention kernel, validation and test accuracy and training time, then t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 from dnabird.pipeline import RunContext
 from dnabird.stages import filled, resuming
-from dnabird.stages.compare import NamedModels, Track, comparison_stage
+from dnabird.stages.compare import Track, named_models_stage
 from dnabird.text.listops import ListOpsConfig, train_listops
 
 SPLITS = ("train", "validation", "test")
-
-
-@dataclass
-class ListOpsStageConfig(NamedModels):
-    """base: `ListOpsConfig` keys shared by every model; models: name -> the keys it changes; seed
-    (`dnabird.stages.compare`)."""
-
-    STAGE: ClassVar[str] = "listops"
-    TASK: ClassVar[str] = "listops"
 
 
 def resolve(config: ListOpsConfig, context: RunContext, out_dir=None) -> ListOpsConfig:
@@ -60,4 +48,4 @@ def results_table(reports: dict, seconds: dict, settings: dict) -> str:
 
 TRACK = Track(ListOpsConfig, resolve, lambda config, context: [config.data.path(split) for split in SPLITS],
               resuming(train_listops), results_table)
-STAGE = comparison_stage("listops", ListOpsStageConfig)
+STAGE = named_models_stage("listops", "listops", ListOpsConfig)

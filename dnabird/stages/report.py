@@ -23,12 +23,9 @@ class ReportConfig:
 
 
 def inputs(config: ReportConfig, context: RunContext) -> list[Path]:
-    paths = []
-    for folder in (context.out_dir / stage for stage in config.stages):
-        if finished_record(folder):
-            paths += [folder / name for name in ("report.json", "results.txt", STAGE_RECORD)
-                      if (folder / name).is_file()]
-    return paths
+    folders = [context.out_dir / stage for stage in config.stages]
+    return [folder / name for folder in folders if finished_record(folder)
+            for name in ("report.json", "results.txt", STAGE_RECORD) if (folder / name).is_file()]
 
 
 def _interval(value, interval) -> str:

@@ -9,24 +9,13 @@ accuracy, test accuracy (95 % interval), F1 and wall time, then the baselines an
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar
 
 from dnabird.finetune.report import MODEL_ROW, _value
 from dnabird.pipeline import RunContext
 from dnabird.stages import filled, finetune
-from dnabird.stages.compare import NamedModels, Track, comparison_stage
+from dnabird.stages.compare import Track, named_models_stage
 from dnabird.text.classify import SPLITS, TASK, TextClassifyConfig
-
-
-@dataclass
-class TextClassifyStageConfig(NamedModels):
-    """base: `TextClassifyConfig` keys shared by every model; models: name -> the keys that model changes
-    (and `init_from`); seed: every model's seed (`dnabird.stages.compare`)."""
-
-    STAGE: ClassVar[str] = "text_classify"
-    TASK: ClassVar[str] = TASK
 
 
 def text_paths(outputs: str):
@@ -84,4 +73,4 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
 
 
 TRACK = Track(TextClassifyConfig, text_paths("long_range"), inputs, partial(finetune.run, TASK), results_table)
-STAGE = comparison_stage("text_classify", TextClassifyStageConfig)
+STAGE = named_models_stage("text_classify", TASK, TextClassifyConfig)

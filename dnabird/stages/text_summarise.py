@@ -8,22 +8,10 @@ and wall time, then the lead-k baseline on each set of test documents (docs/summ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
-
 from dnabird.stages import resuming
-from dnabird.stages.compare import NamedModels, Track, comparison_stage
+from dnabird.stages.compare import Track, named_models_stage
 from dnabird.stages.text_classify import inputs, model_rows, text_paths
 from dnabird.text.summarise_task import MODEL_ROW, TASK, SummariseConfig, finetune, rouge_cells
-
-
-@dataclass
-class TextSummariseStageConfig(NamedModels):
-    """base: `SummariseConfig` keys shared by every model; models: name -> the keys that model changes;
-    seed: every model's seed (`dnabird.stages.compare`)."""
-
-    STAGE: ClassVar[str] = "text_summarise"
-    TASK: ClassVar[str] = TASK
 
 
 def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, SummariseConfig]) -> str:
@@ -43,4 +31,4 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
 
 
 TRACK = Track(SummariseConfig, text_paths("summaries"), inputs, resuming(finetune), results_table)
-STAGE = comparison_stage("text_summarise", TextSummariseStageConfig)
+STAGE = named_models_stage("text_summarise", TASK, SummariseConfig)

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
 
-from dnabird.errors import ConfigError, ParameterError
+from dnabird.errors import ParameterError
 from dnabird.io import write_json_atomic
 from dnabird.pipeline import RunContext, Stage
+from dnabird.stages import optional_output
 
 SCORERS = ("mlm_llr", "promoter", "chromatin")
 PROMOTER_KINDS = ("TATA", "Inr", "GCbox")
@@ -64,17 +66,9 @@ class VariantsConfig:
 def _paths(config: VariantsConfig, context: RunContext) -> dict[str, Path | None]:
     paths = {name: Path(getattr(config, name)) if getattr(config, name) else context.output("fetch", output)
              for name, output in (("vcf", "vcf"), ("genome", "fasta"))}
-    for name, output in (("truth", "variant_truth"), ("elements", "elements")):
+    for name, output in (("truth", "variant_truth"), ("elements", "elements")):  # a real VCF has no truth table
         given = getattr(config, name)
-        if given == "none":
-            paths[name] = None
-        elif given:
-            paths[name] = Path(given)
-        else:
-            try:
-                paths[name] = context.output("fetch", output)
-            except ConfigError:  # a real VCF comes without a truth table
-                paths[name] = None
+        paths[name] = None if given == "none" else Path(given) if given else optional_output(context, "fetch", output)
     for scorer in config.scorers:
         stage = "pretrain" if scorer == "mlm_llr" else scorer
         paths[scorer] = context.output(stage, "model")
@@ -87,16 +81,11 @@ def inputs(config: VariantsConfig, context: RunContext) -> list[Path]:
     return [p for p in _paths(config, context).values() if p is not None]
 
 
-def _score(scorer: str, config: VariantsConfig, paths: dict, genome):
-    from dnabird.variants import score_variants
-
-    common = dict(batch_size=config.batch_size, device="cpu", progress=True)
+def _method(scorer: str, config: VariantsConfig, paths: dict) -> dict:
+    """How `scorer` scores: zero-shot centred windows, the promoter head in TSS windows, or a centred head."""
     if scorer == "mlm_llr":
-        return score_variants(paths[scorer], genome, paths["vcf"], method="mlm_llr", rc=config.rc,
-                              window_bp=config.mlm_window_bp, eval_length=config.mlm_eval_length, **common)
-    if scorer == "promoter":
-        return score_variants(paths[scorer], genome, paths["vcf"], method="head", tss=paths["tss"], **common)
-    return score_variants(paths[scorer], genome, paths["vcf"], method="head", rc=config.rc, **common)
+        return dict(method="mlm_llr", rc=config.rc, window_bp=config.mlm_window_bp, eval_length=config.mlm_eval_length)
+    return dict(method="head", tss=paths["tss"]) if scorer == "promoter" else dict(method="head", rc=config.rc)
 
 
 def _effects(scorer: str, scores, effect: str) -> pd.DataFrame:
@@ -129,6 +118,7 @@ def _ism_region(config: VariantsConfig, paths: dict, truth) -> str | None:
 
 def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     from dnabird.genome.reference import Genome
+    from dnabird.variants import score_variants
     from dnabird.variants.evaluate import effect_aurocs, plot_effects, read_truth
     from dnabird.variants.ism import saturation_mutagenesis
     from dnabird.variants.writers import write_skipped, write_tsv
@@ -139,7 +129,8 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
     report, effects, columns = {"scorers": {}}, None, {}
     for scorer in config.scorers:
         started = time.perf_counter()
-        scores = _score(scorer, config, paths, genome)
+        scores = score_variants(paths[scorer], genome, paths["vcf"], batch_size=config.batch_size, device="cpu",
+                                **_method(scorer, config, paths))
         write_tsv(scores, stage_dir / f"{scorer}.tsv")
         write_skipped(scores, stage_dir / f"{scorer}.unscored.tsv")
         table = _effects(scorer, scores, config.effect)
@@ -148,14 +139,12 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
                  "summary": scores.summary(), "unscored": f"{scorer}.unscored.tsv", "settings": scores.settings,
                  "seconds": round(time.perf_counter() - started, 1)}
         if truth is not None:
+            aurocs = partial(effect_aurocs, table, truth, seed=config.seed, resamples=config.bootstrap_resamples)
             kinds = PROMOTER_KINDS if scorer == "promoter" else None
-            entry["auroc"] = {column: effect_aurocs(table, truth, column, kinds=kinds, seed=config.seed,
-                                                    resamples=config.bootstrap_resamples)
-                              for column in table.columns if column != "id"}
+            entry["auroc"] = {column: aurocs(column, kinds=kinds) for column in table.columns if column != "id"}
             if scorer == "chromatin":   # the disruptions a chromatin label depends on: TF motifs
                 tf_motifs = sorted(set(truth["element_kind"]) - {*PROMOTER_KINDS, ".", ""})
-                entry["auroc"][TF_MOTIF_ROW] = effect_aurocs(table, truth, scorer, kinds=tf_motifs, seed=config.seed,
-                                                             resamples=config.bootstrap_resamples)
+                entry["auroc"][TF_MOTIF_ROW] = aurocs(scorer, kinds=tf_motifs)
             columns[scorer] = scorer
         report["scorers"][scorer] = entry
     effects.to_csv(stage_dir / "effects.tsv", sep="\t", index=False)
@@ -168,11 +157,9 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
     if region is not None:
         scorer = "chromatin" if "chromatin" in config.scorers else "pretrain"
         model = paths["chromatin"] if scorer == "chromatin" else context.output("pretrain", "model")
-        extra = {} if scorer == "chromatin" else dict(method="mlm_llr", window_bp=config.mlm_window_bp,
-                                                      eval_length=config.mlm_eval_length)
+        settings = {"rc": config.rc} if scorer == "chromatin" else _method("mlm_llr", config, paths)
         started = time.perf_counter()
-        ism = saturation_mutagenesis(model, genome, region, rc=config.rc, batch_size=config.batch_size,
-                                     device="cpu", **extra)
+        ism = saturation_mutagenesis(model, genome, region, batch_size=config.batch_size, device="cpu", **settings)
         ism.to_hdf5(stage_dir / "ism.h5")
         ism.plot(stage_dir / "ism.png")
         report["ism"] = {"region": region, "model": scorer, "seconds": round(time.perf_counter() - started, 1)}
