@@ -9,6 +9,7 @@ from dnabird.commands import add_command, options
 
 FORMATS = ("tsv", "hdf5", "vcf")
 MODEL_OPTIONS = ("method", "rc", "window_bp", "eval_length", "flank_bp", "batch_size", "device")  # of add_model_options
+PASS_OPTIONS = ("variants_per_pass", "pass_spacing_bp", "precision")
 
 
 def output_format(path: str, given: str | None) -> str:
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> None:
     check_outputs([out, skipped, record], inputs=[args.vcf, args.genome, f"{args.genome}.fai", args.tss])
     ctx = distributed.setup(args.device)  # under torchrun: joins the process group score_variants uses
     scores = score_variants(args.model, args.genome, args.vcf, tss=args.tss, on_ref_mismatch=args.on_ref_mismatch,
-                            **options(args, *MODEL_OPTIONS))
+                            **options(args, *MODEL_OPTIONS, *PASS_OPTIONS))
     if ctx.is_main:
         kind = output_format(args.out, args.format)
         {"tsv": scores.to_tsv, "hdf5": scores.to_hdf5, "vcf": lambda p: scores.to_vcf(p, args.vcf)}[kind](out)
@@ -86,6 +87,12 @@ def register(subparsers) -> None:
                         help="tsv (long table), hdf5 (arrays) or vcf (the input with INFO added); "
                              "default from the file name, else tsv")
     parser.add_argument("--tss", help="TSS BED (stranded), for TSS-anchored heads")
+    parser.add_argument("--variants-per-pass", type=int, help="mlm_llr: variants masked in one shared pass "
+                                                              "(default 16; 1: the exact method, one per pass)")
+    parser.add_argument("--pass-spacing-bp", type=int, help="mlm_llr: least bp between two masked spans of a "
+                                                            "shared pass (default 100)")
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
+                        help="bf16: bfloat16 autocast where the CPU or GPU has it (default fp32)")
     parser.add_argument("--on-ref-mismatch", default="skip", choices=("skip", "genome"),
                         help="skip alleles whose REF differs from the genome, or score them with the genome's "
                              "bases (flagged ref_match=False); default skip")

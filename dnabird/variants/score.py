@@ -4,7 +4,8 @@ Windows, REF checks, N-run clipping, skip reasons and outputs are described in d
 Methods: "head" (a fine-tuned classifier; its `task.json` fixes window, anchor, strand rule and padded token
 length; `tss:-U:+D` windows are scored on each containing TSS's strand, never RC-averaged), "mlm_llr" (a
 pretrained masked LM, zero-shot, `dnabird.variants.mlm`: odd windows centred on the variant, sized from the
-bp per token measured on the genome with `TOKEN_HEADROOM`; outputs `llr` and `llr_per_bp`), or "auto" ("head"
+bp per token measured on the genome with `TOKEN_HEADROOM`; outputs `llr` and `llr_per_bp`; nearby variants share passes,
+`dnabird.variants.marginals`, unless `variants_per_pass=1`), or "auto" ("head"
 when the model has a task). Under torchrun each rank scores the records whose index is its rank modulo the
 world size, and every rank returns the merged scores in input order.
 """
@@ -31,6 +32,7 @@ from dnabird.genome.reference import Genome
 from dnabird.model.task_spec import Anchor, parse_anchor
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
+from dnabird.variants import marginals
 from dnabird.variants.mlm import MaskedSpan, masked_spans
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant, read_alleles
@@ -62,6 +64,8 @@ class Setup:
     flank_bp: int
     on_ref_mismatch: str
     bp_per_token: float | None = None  # measured on the genome (mlm_llr), what default sizes came from
+    variants_per_pass: int = 1  # mlm_llr: variants masked in one shared pass (1: exact, one per pass)
+    pass_spacing_bp: int = 0  # mlm_llr: least bp between two masked spans of one pass
 
     def describe(self) -> dict:
         """The settings as plain values, for reports and output files."""
@@ -98,7 +102,8 @@ def measured_bp_per_token(tokenizer, genome: Genome) -> float:
 
 def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None = None, tss=None,
                   window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
-                  on_ref_mismatch: str = "skip", genome: Genome | None = None) -> Setup:
+                  on_ref_mismatch: str = "skip", genome: Genome | None = None, variants_per_pass: int | None = None,
+                  pass_spacing_bp: int | None = None) -> Setup:
     """Check the arguments against the model and fill what they leave open from its task or size (for
     mlm_llr, from the bp per token measured on `genome`; without one, one bp per token)."""
     reject(method not in METHODS, "method", method, f"one of {METHODS}")
@@ -117,6 +122,8 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
             reject(given not in (None, fixed), name, given, f"None: the model's task.json fixes it at {fixed}")
         anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
         bp_per_token = None
+        reject(variants_per_pass not in (None, 1), "variants_per_pass", variants_per_pass, "1 or None for a head")
+        variants_per_pass, pass_spacing_bp = 1, 0
         reject(anchor.kind == "tss" and tss is None, "tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
         if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
             raise ParameterError("rc", rc, f"'forward' or None: this head is strand-specific (anchor {task.anchor}, "
@@ -133,10 +140,17 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
             eval_length = min(longest, -(-needed // block) * block)
         if window_bp is None:  # the odd window that fills eval_length
             window_bp = max(1, int((eval_length - 2) * bp_per_token / TOKEN_HEADROOM) - 1) | 1
+        variants_per_pass = marginals.VARIANTS_PER_PASS if variants_per_pass is None else variants_per_pass
+        pass_spacing_bp = marginals.SPACING_BP if pass_spacing_bp is None else pass_spacing_bp
+        reject(not isinstance(variants_per_pass, int) or variants_per_pass < 1, "variants_per_pass",
+               variants_per_pass, "a positive integer (1: the exact method, one variant per pass)")
+        reject(not isinstance(pass_spacing_bp, int) or pass_spacing_bp < 0, "pass_spacing_bp", pass_spacing_bp,
+               "an integer >= 0")
     reject(anchor.kind == "centre" and tss is not None, "tss", tss, "None: windows are centred on the variants")
     reject(not isinstance(window_bp, int) or window_bp < 1, "window_bp", window_bp, "a positive number of bp")
     return Setup(method, window_bp, predictor.check_length(eval_length), anchor, average, flank_bp,
-                 on_ref_mismatch, None if bp_per_token is None else round(bp_per_token, 4))
+                 on_ref_mismatch, None if bp_per_token is None else round(bp_per_token, 4), variants_per_pass,
+                 pass_spacing_bp)
 
 
 class TssWindows:
@@ -209,6 +223,10 @@ class HeadScorer:
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
         return self.predictor.logits(ids, self.setup.eval_length, names).numpy()
 
+    def share(self, pending: list[tuple]) -> list[tuple]:
+        """Windows and their rows as prepared: a head scores each window alone."""
+        return pending
+
     def combine(self, logits: np.ndarray, extra: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """REF and ALT probabilities averaged over strands, and the mean logit difference."""
         logits = torch.from_numpy(logits).double()  # [2 * strands, k]: ref, alt, ref, alt …
@@ -250,6 +268,14 @@ class LLRScorer:
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
         return self.predictor.masked_log_likelihood(ids, targets, self.setup.eval_length, names).numpy()
 
+    def share(self, pending: list[tuple]) -> list[tuple]:
+        """Windows and their rows, nearby variants grouped into shared passes (`dnabird.variants.marginals`)."""
+        s = self.setup
+        if s.variants_per_pass == 1:
+            return pending
+        return marginals.share_passes(pending, self.predictor.tokenizer, s.eval_length, s.rc, s.flank_bp,
+                                      s.variants_per_pass, s.pass_spacing_bp)
+
     def combine(self, log_likelihoods: np.ndarray, bp: list[tuple[int, int]]):
         """[log P, log P per bp] of REF and ALT averaged over strands; no logit difference."""
         per_strand = np.reshape(log_likelihoods, (-1, 2))  # [strands, (ref, alt)]
@@ -289,28 +315,35 @@ def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
 def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str] | None = None,
                 bar=None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Scores of prepared windows [(rows, targets, extra) …], the model run over `batch_size` rows at a time;
-    each row gives one value per entry of its targets. `names` (one per window) name the inputs in errors;
-    `bar` advances by the windows each model call completes."""
-    ids = [row for rows, _, _ in prepared for row in rows]
-    targets = [t for _, wanted, _ in prepared for t in wanted]
-    owner = [n for n, (rows, _, _) in enumerate(prepared) for _ in rows]  # the window of each row
+    each row gives one value per entry of its targets. A row object that several windows list (a shared
+    pass) is run once with all their targets. `names` (one per window) name the inputs in errors; `bar`
+    advances by the windows each model call completes."""
+    index, ids, targets, owner, reads = {}, [], [], [], []  # reads: per window, (row, first set, sets) per row
+    for n, (rows, wanted, _) in enumerate(prepared):
+        reads.append([])
+        for row, sets in zip(rows, wanted, strict=True):
+            k = index.setdefault(id(row), len(ids))
+            if k == len(ids):
+                ids.append(row)
+                targets.append([])
+                owner.append(n)
+            reads[-1].append((k, len(targets[k]), len(sets)))
+            targets[k] += sets
+    last_row = np.sort([max(k for k, _, _ in r) for r in reads]) if reads else np.zeros(0)
     values, done = [], 0
     for i in range(0, len(ids), batch_size):
         stop = min(i + batch_size, len(ids))
         values.append(scorer.run(ids[i:stop], targets[i:stop], None if names is None else
                                  [names[n] for n in owner[i:stop]]))
-        # windows whose rows are all scored now: those before the last row's, and its own if it ends here
-        finished = owner[stop - 1] + (stop == len(ids) or owner[stop] != owner[stop - 1])
+        finished = int(np.searchsorted(last_row, stop))  # windows whose rows are all scored now
         if bar is not None:
             bar.update(finished - done)
         done = finished
     values = np.concatenate(values) if values else []
-    results, at = [], 0
-    for _, wanted, extra in prepared:
-        count = sum(len(t) for t in wanted)
-        results.append(scorer.combine(values[at:at + count], extra))
-        at += count
-    return results
+    starts = np.cumsum([0] + [len(t) for t in targets])  # each row's first value
+    return [scorer.combine(np.concatenate([values[starts[k] + first:starts[k] + first + count]
+                                           for k, first, count in r]), extra)
+            for r, (_, _, extra) in zip(reads, prepared, strict=True)]
 
 
 # --- the entry point -------------------------------------------------------------------------------------
@@ -319,7 +352,8 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
                    method: str = "auto", rc: str | None = None, tss: str | os.PathLike | None = None,
                    window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
                    on_ref_mismatch: str = "skip", batch_size: int = 16, device: str = "auto",
-                   progress: bool = True, tokenizer=None, task=None) -> VariantScores:
+                   progress: bool = True, tokenizer=None, task=None, variants_per_pass: int | None = None,
+                   pass_spacing_bp: int | None = None, precision: str = "fp32") -> VariantScores:
     """Score every ALT allele of `variants` with `model` on `genome`.
 
     model: a checkpoint directory, or a loaded model with its `tokenizer` (and `task` for a classifier).
@@ -332,20 +366,25 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     flank_bp: mlm_llr only, bp masked on each side of the variant beyond the tokens it touches.
     on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
+    variants_per_pass, pass_spacing_bp: mlm_llr only, up to this many variants (default 16) whose masked spans
+        lie at least this many bp apart (default 100) are scored from one shared pass
+        (`dnabird.variants.marginals`); variants_per_pass=1 is the exact method, one variant per pass.
+    precision: "fp32" or "bf16" (bfloat16 autocast, where the CPU or GPU has it).
     """
     reject(not isinstance(batch_size, int) or batch_size < 1, "batch_size", batch_size, "a positive integer")
     ctx = distributed.setup(device)
-    predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device)
+    predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device, precision=precision)
     genome = genome if isinstance(genome, Genome) else Genome(genome)
     setup = resolve_setup(predictor, method=method, rc=rc, tss=tss, window_bp=window_bp, eval_length=eval_length,
-                          flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch, genome=genome)
+                          flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch, genome=genome,
+                          variants_per_pass=variants_per_pass, pass_spacing_bp=pass_spacing_bp)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
     scorer = SCORERS[setup.method](predictor, setup)
     alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
     with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
         part = score_windows(scorer, setup, alleles, lambda allele: allele_windows(allele, genome, setup, sites),
                              batch_size, bar)
-    part.settings = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
+    part.settings = {**setup.describe(), "precision": precision, "tokenizer_hash": predictor.tokenizer.hash,
                      "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
     if not ctx.distributed:
         return part
@@ -362,9 +401,10 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
     units, scores, skipped, pending = [], [], [], []
 
     def flush():
-        scores.extend(run_windows(scorer, [p for _, p in pending], batch_size,
-                                  [_name(window) for window, _ in pending], bar))
-        units.extend(_unit_row(window, setup) for window, _ in pending)
+        shared = scorer.share(pending)
+        scores.extend(run_windows(scorer, [p for _, p in shared], batch_size,
+                                  [_name(window) for window, _ in shared], bar))
+        units.extend(_unit_row(window, setup) for window, _ in shared)
         pending.clear()
 
     for allele in alleles:
@@ -381,7 +421,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
                 pending.append(fit(scorer, window, setup.rc))
             except UnscorableVariantError as err:
                 skipped.append(_skip_row(allele, err, window.feature))
-        if sum(len(rows) for _, (rows, _, _) in pending) >= CHUNK_BATCHES * batch_size:
+        if sum(len(rows) for _, (rows, _, _) in pending) >= CHUNK_BATCHES * batch_size * setup.variants_per_pass:
             flush()
     flush()
     k = len(scorer.outputs)
