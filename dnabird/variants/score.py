@@ -102,10 +102,11 @@ def measured_bp_per_token(tokenizer, genome: Genome) -> float:
 
 def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None = None, tss=None,
                   window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
-                  on_ref_mismatch: str = "skip", genome: Genome | None = None, variants_per_pass: int | None = None,
+                  on_ref_mismatch: str = "skip", genome: Genome | None = None, variants_per_pass: int | None = 1,
                   pass_spacing_bp: int | None = None) -> Setup:
     """Check the arguments against the model and fill what they leave open from its task or size (for
-    mlm_llr, from the bp per token measured on `genome`; without one, one bp per token)."""
+    mlm_llr, from the bp per token measured on `genome`; without one, one bp per token; variants_per_pass
+    None: `marginals.VARIANTS_PER_PASS`)."""
     reject(method not in METHODS, "method", method, f"one of {METHODS}")
     reject(rc not in (None, *RC_MODES), "rc", rc, f"None (the model's strand rule) or one of {RC_MODES}")
     reject(on_ref_mismatch not in REF_MISMATCH_MODES, "on_ref_mismatch", on_ref_mismatch,
