@@ -28,6 +28,7 @@ from dnabird.variants.windows import AlleleWindows
 
 VARIANTS_PER_PASS = 16  # default members of one shared pass (1: the exact method)
 SPACING_BP = 100  # default least bp between two masked spans of one pass
+CENTRE_SPREAD = 0.5  # member centres lie within this fraction of a window of each other
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,10 +64,11 @@ def group_windows(windows: list[AlleleWindows | None], chroms: list[str], varian
 
 
 def _fits(a: AlleleWindows, b: AlleleWindows, spacing_bp: int) -> bool:
-    """Whether two variants may share a window: centres within half a window, alleles `spacing_bp` apart."""
+    """Whether two variants may share a window: centres `CENTRE_SPREAD` of a window or less apart, alleles
+    `spacing_bp` or more apart."""
     a_first, b_first = a.start + a.ref_at, b.start + b.ref_at
     gap = max(b_first - (a_first + a.ref_length), a_first - (b_first + b.ref_length))
-    return abs(a.start - b.start) <= len(a.ref) // 2 and gap >= spacing_bp
+    return abs(a.start - b.start) <= int(len(a.ref) * CENTRE_SPREAD) and gap >= spacing_bp
 
 
 def shared_window(members: list[AlleleWindows]) -> tuple[str, int]:
