@@ -11,12 +11,13 @@ method. A group of one keeps the exact rows, so its scores are the exact method'
 
 Grouping (first fit, in input order): a variant joins the first open group on its chromosome that has fewer
 than `variants_per_pass` members, whose members' alleles all lie `spacing_bp` or more from its own, and whose
-centres stay within half a window of it; the group's window has the exact method's length, centred between
-its outermost members, so every member keeps at least a quarter of the window on each side. Only whole,
+centres stay within `CENTRE_SPREAD` (three quarters) of a window of it; the group's window has the exact
+method's length, centred between its outermost members, so every member keeps at least an eighth of the
+window on each side. Only whole,
 unpadded forward windows are grouped (a window padded at a contig end or clipped at an N run stays exact).
 
-What differs from the exact scores: each member sees the other members' spans masked and sits up to a
-quarter window off-centre. docs/variant-scoring.md gives the measured agreement.
+What differs from the exact scores: each member sees the other members' spans masked and sits up to 3/8 of a
+window off-centre. docs/variant-scoring.md gives the measured agreement.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dnabird.variants.windows import AlleleWindows
 
 VARIANTS_PER_PASS = 16  # default members of one shared pass (1: the exact method)
 SPACING_BP = 100  # default least bp between two masked spans of one pass
-CENTRE_SPREAD = 0.5  # member centres lie within this fraction of a window of each other
+CENTRE_SPREAD = 0.75  # member centres lie within this fraction of a window of each other
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +74,7 @@ def _fits(a: AlleleWindows, b: AlleleWindows, spacing_bp: int) -> bool:
 
 def shared_window(members: list[AlleleWindows]) -> tuple[str, int]:
     """The REF sequence and genomic start of the window centred between the outermost members, spliced from
-    their own windows (which cover it: their starts lie within half a window). It has the members' length,
+    their own windows (which cover it: their starts lie within a window). It has the members' length,
     one bp more when the outermost centres lie an odd distance apart (so a window and its mirror image on
     the reverse-complemented genome are placed alike)."""
     first, last = min(members, key=lambda w: w.start), max(members, key=lambda w: w.start)
