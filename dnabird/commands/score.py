@@ -68,7 +68,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    parser = add_command(subparsers, "score", run)
+    parser = add_command(subparsers, "score", run, resumes_itself=True)
     add_model_options(parser)
     parser.add_argument("--vcf", required=True, help="variants (VCF, plain or bgzip)")
     parser.add_argument("--out", required=True, help="output file; also writes OUT.unscored.tsv and OUT.json")

@@ -78,13 +78,14 @@ def test_ctrl_c_then_rerun_gives_the_uninterrupted_bytes_and_the_whole_table_wri
 
 
 def test_a_partial_run_with_other_settings_or_inputs_is_refused_or_restarted(classifier_dir, genome_and_vcf,
-                                                                              tmp_path, monkeypatch):
+                                                                              tmp_path, monkeypatch, capsys):
     genome, vcf, _ = genome_and_vcf
     out = tmp_path / "s.tsv"
     with monkeypatch.context() as patched:
         _interrupt_at_chunk(patched, 1)
-        with pytest.raises(KeyboardInterrupt):
-            score_variants_to_files(classifier_dir, genome, vcf, out, chunk_records=4, **OPTIONS)
+        assert main(["score", "--model", str(classifier_dir), "--genome", str(genome), "--vcf", str(vcf), "--out",
+                     str(out), "--chunk-records", "4", "--device", "cpu", "--batch-size", "4"]) == 130
+    assert capsys.readouterr().err.endswith("interrupted; rerun the same command to resume\n")
     with pytest.raises(OutputPathError, match=r"differ: settings\.rc\);.*--restart"):
         score_variants_to_files(classifier_dir, genome, vcf, out, chunk_records=4, rc="forward", **OPTIONS)
     with pytest.raises(OutputPathError, match=r"differ: chunk_records"):
