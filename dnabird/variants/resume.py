@@ -32,6 +32,7 @@ import pandas as pd
 import torch
 
 from dnabird.errors import OutputPathError, check_int, reject
+from dnabird.genome.reference import Genome
 from dnabird.io import atomic_output, file_fingerprint, write_json_atomic
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
@@ -84,7 +85,7 @@ def output_format(path: str | os.PathLike, given: str | None = None) -> str:
     return "vcf" if name.endswith((".vcf", ".vcf.gz", ".vcf.bgz")) else "tsv"
 
 
-def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike, vcf: str | os.PathLike,
+def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike | Genome, vcf: str | os.PathLike,
                             out: str | os.PathLike, *, format: str | None = None,
                             tss: str | os.PathLike | None = None, background: int = 0, background_seed: int = 0,
                             chunk_records: int = CHUNK_RECORDS, restart: bool = False, progress: bool = True,
@@ -100,26 +101,16 @@ def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike,
     kind = output_format(out, format)
     check_int("chunk_records", chunk_records, 1)
     reject(not isinstance(background_seed, int), "background_seed", background_seed, "an integer")
-    reject(not Path(model).is_dir(), "model", model, "a checkpoint directory")
+    reject(not isinstance(model, (str, os.PathLike)) or not Path(model).is_dir(), "model", model,
+           "a checkpoint directory")
+    reject(not isinstance(vcf, (str, os.PathLike)), "vcf", vcf, "a VCF file (plain or bgzip)")
     check_vcf_path(Path(vcf))
     paths = OutputPaths(Path(out))
     scoring = prepare_scoring(model, genome, tss=tss, batch_size=batch_size, device=device, **settings)
     ctx = scoring.ctx
     check_background(scoring, background)
-    identity = _fingerprint(scoring, model, genome, vcf, tss, chunk_records, background, background_seed)
-    done, has_background, problem = 0, False, None
-    if ctx.is_main:
-        try:
-            done, has_background = _open_partial(paths, identity, restart)
-        except OutputPathError as err:
-            problem = str(err)
-    if ctx.distributed:
-        shared = [done, has_background, problem]
-        torch.distributed.broadcast_object_list(shared, src=0)
-        done, has_background, problem = shared
-    if problem is not None:
-        distributed.teardown(ctx)
-        raise OutputPathError(problem)
+    identity = _fingerprint(scoring, model, vcf, tss, chunk_records, background, background_seed)
+    done, has_background = _resume_point(paths, identity, restart, ctx)
     if background and not has_background:
         scores = score_background_with(scoring, background, background_seed, progress)
         if ctx.is_main:
@@ -136,6 +127,24 @@ def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike,
     return record
 
 
+def _resume_point(paths: OutputPaths, identity: dict, restart: bool, ctx: distributed.Context) -> tuple[int, bool]:
+    """`_open_partial` on rank 0, its answer (or its refusal, raised on every rank) shared with every rank."""
+    done, has_background, problem = 0, False, None
+    if ctx.is_main:
+        try:
+            done, has_background = _open_partial(paths, identity, restart)
+        except OutputPathError as err:
+            problem = str(err)
+    if ctx.distributed:
+        shared = [done, has_background, problem]
+        torch.distributed.broadcast_object_list(shared, src=0)
+        done, has_background, problem = shared
+    if problem is not None:
+        distributed.teardown(ctx)
+        raise OutputPathError(problem)
+    return done, has_background
+
+
 def _record_chunks(alleles, chunk_records: int, start: int):
     """(chunk number, its alleles) of records [n · chunk_records, (n + 1) · chunk_records) for n >= `start`;
     a VCF without records gives one empty chunk 0, so every output has its header."""
@@ -148,9 +157,9 @@ def _record_chunks(alleles, chunk_records: int, start: int):
         yield 0, iter(())
 
 
-def _fingerprint(scoring: Scoring, model, genome, vcf, tss, chunk_records: int, background: int, seed: int) -> dict:
+def _fingerprint(scoring: Scoring, model, vcf, tss, chunk_records: int, background: int, seed: int) -> dict:
     """What a partial run must share with this one to be continued by it, as plain JSON values."""
-    files = {"genome": Path(genome), "vcf": Path(vcf), **({"tss": Path(tss)} if tss is not None else {})}
+    files = {"genome": scoring.genome.path, "vcf": Path(vcf), **({"tss": Path(tss)} if tss is not None else {})}
     files.update({f"model/{p.name}": p for p in sorted(Path(model).iterdir()) if p.is_file()})
     identity = {"settings": {k: v for k, v in scoring.settings.items() if k != "model"},
                 "inputs": {name: file_fingerprint(path) for name, path in files.items()},
