@@ -1,8 +1,9 @@
 """Peak memory of `dnabird score` against the number of VCF records: the chunked, resumable run
 (`score_variants_to_files`, what the command runs) beside the whole-table route (`score_variants` then
-`to_tsv`, the command's path before chunking), each in a fresh process whose peak RSS the kernel reports
-(`os.wait4`). Random SNVs over the genome (REF read from it, in genome order), scored with the given model;
-the model settings default to a cheap short window, since memory, not the model, is measured.
+`to_tsv`, the command's path before chunking), each in a fresh process whose peak RSS and CPU time the
+kernel reports (`os.wait4`; CPU time is the fairer clock on a shared machine). Random SNVs over the genome
+(REF read from it, in genome order), scored with the given model; the model settings default to a cheap
+short window, since memory, not the model, is measured.
 
     python benchmarks/score_memory.py --run runs/demo                             # after make demo
     python benchmarks/score_memory.py --run RUN --records 20000 50000 100000 200000 --whole 20000 50000
@@ -50,15 +51,15 @@ def write_vcf(genome: Genome, count: int, path: Path, seed: int = 0) -> None:
             out.write(f"{names[index]}\t{offset + 1}\tv{n}\t{ref}\t{'ACGT'[('ACGT'.index(ref) + 1) % 4]}\t.\t.\t.\n")
 
 
-def peak_rss(command: list[str]) -> tuple[float, float]:
-    """(peak RSS in MiB, seconds) of `command` run to completion in a child process."""
+def peak_rss(command: list[str]) -> tuple[float, float, float]:
+    """(peak RSS in MiB, wall seconds, CPU seconds) of `command` run to completion in a child process."""
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
         raise SystemExit(f"{command[:4]} failed: {proc.stderr.read().decode()[-2000:]}")
-    return usage.ru_maxrss / 1024, time.perf_counter() - start
+    return usage.ru_maxrss / 1024, time.perf_counter() - start, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -75,7 +76,7 @@ def main() -> None:
     genome = Genome(fasta)
     settings = [str(args.window_bp), str(args.eval_length), str(args.batch_size)]
     print(f"model {model}, mlm_llr forward, window {args.window_bp} bp, eval length {args.eval_length}")
-    print(f"{'records':>8}  {'route':<12} {'peak RSS MiB':>12} {'seconds':>8} {'records/s':>9}")
+    print(f"{'records':>8}  {'route':<12} {'peak RSS MiB':>12} {'wall s':>8} {'CPU s':>8} {'records/CPU s':>13}")
     with tempfile.TemporaryDirectory() as folder:
         for count in sorted(set(args.records) | set(args.whole)):
             vcf = Path(folder) / f"{count}.vcf"
@@ -88,8 +89,9 @@ def main() -> None:
                                       str(Path(folder) / f"w{count}.tsv"), *settings]}
             for route, command in routes.items():
                 if count in (args.records if route == "chunked" else args.whole):
-                    rss, seconds = peak_rss(command)
-                    print(f"{count:>8}  {route:<12} {rss:>12.0f} {seconds:>8.0f} {count / seconds:>9.0f}", flush=True)
+                    rss, wall, cpu = peak_rss(command)
+                    print(f"{count:>8}  {route:<12} {rss:>12.0f} {wall:>8.0f} {cpu:>8.0f} {count / cpu:>13.0f}",
+                          flush=True)
 
 
 if __name__ == "__main__":
