@@ -13,7 +13,6 @@ import pysam
 import pytest
 
 from dnabird.errors import ParameterError
-from dnabird.genome.reference import Genome
 from dnabird.model.bp_per_token import BpPerToken, write_bp_per_token
 from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import tiny
