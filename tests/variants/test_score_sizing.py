@@ -95,21 +95,22 @@ def test_a_window_scores_the_same_at_any_eval_length_batch_size_and_company(mode
     contigs = {"chr": sequence[:20_000]}
     fasta = write_fasta(tmp_path / "g.fa", contigs)
     variants = [snv("chr", contigs, pos, f"v{pos}") for pos in (5_000, 9_000, 13_000)]
-    options = dict(window_bp=2001, rc="forward", progress=False, device="cpu")
-    short = by_id(score_variants(model, fasta, variants, eval_length=1024, **options))
-    full = by_id(score_variants(model, fasta, variants, eval_length=4096, batch_size=1, **options))
-    alone = by_id(score_variants(model, fasta, variants[1:2], eval_length=2048, **options))
+    options = dict(window_bp=1001, rc="forward", progress=False, device="cpu")  # about 250 tokens: 16 blocks
+    short = by_id(score_variants(model, fasta, variants, eval_length=512, **options))
+    full = by_id(score_variants(model, fasta, variants, eval_length=2048, batch_size=1, **options))
+    alone = by_id(score_variants(model, fasta, variants[1:2], eval_length=1024, **options))
     assert_same(short, full)
     assert_same(alone, short)
 
 
 @pytest.mark.parametrize("other", ["decoy", "digits"])
 def test_other_contigs_change_no_score(model, toy, tmp_path, other):
-    sequence, setup = toy
-    contigs = {"chr": sequence[:setup.window_bp + 2_000]}
-    variants = [snv("chr", contigs, pos, f"v{pos}") for pos in (1_000, len(contigs["chr"]) // 2)]
-    alone = by_id(score_variants(model, write_fasta(tmp_path / "alone.fa", contigs), variants, progress=False,
-                                 device="cpu"))
-    extra = "CA" * 50_000 if other == "decoy" else "0123456789" * 10_000  # as long as the rest, or more
-    fasta = write_fasta(tmp_path / "more.fa", {"extra": extra, **contigs})
-    assert_same(alone, by_id(score_variants(model, fasta, variants, progress=False, device="cpu")))
+    sequence, _ = toy
+    contigs = {"chr": sequence[:20_000]}
+    variants = [snv("chr", contigs, pos, f"v{pos}") for pos in (500, 10_000)]
+    options = dict(eval_length=512, progress=False, device="cpu")  # window_bp: the default for 512 tokens
+    alone = score_variants(model, write_fasta(tmp_path / "alone.fa", contigs), variants, **options)
+    extra = "CA" * 50_000 if other == "decoy" else "0123456789" * 10_000  # longer than the rest
+    more = score_variants(model, write_fasta(tmp_path / "more.fa", {"extra": extra, **contigs}), variants, **options)
+    assert more.settings["window_bp"] == alone.settings["window_bp"] > 1001
+    assert_same(by_id(alone), by_id(more))
