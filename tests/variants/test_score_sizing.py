@@ -2,10 +2,13 @@
 other contigs of the FASTA (a decoy, a line of digits), the eval_length a window is padded under, the batch
 size or the windows sharing a batch. On the embedded default's tiny pretrained checkpoint at its defaults."""
 
+import json
+
 import numpy as np
 import pytest
 
 from dnabird.genome.reference import Genome
+from dnabird.model.bp_per_token import read_bp_per_token
 from dnabird.variants import Variant, score_variants
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.score import resolve_setup
@@ -54,6 +57,14 @@ def toy(embedded_default):
     assert "N" not in chrom
     return chrom, resolve_setup(Predictor.load(embedded_default.checkpoint, device="cpu"),
                                 checkpoint=embedded_default.checkpoint)
+
+
+def test_pretraining_stores_the_bp_per_token_of_its_held_out_data(embedded_default):
+    stored = read_bp_per_token(embedded_default.checkpoint)
+    report = json.loads((embedded_default.tokenizer.parent / "report.json").read_text())
+    # the tokenizer stage encodes a sample of the held-out corpus sentences; pretraining reads the shards
+    assert stored.value == pytest.approx(report["heldout_bp_per_token"], rel=0.01)
+    assert stored.source == "pretraining: held-out shards"
 
 
 def tie_contig(sequence: str, setup, tokenizer) -> str:
