@@ -269,9 +269,11 @@ class DnaTokenizer(TokenizerBase):
         return upper
 
     def unk_tokens(self, sequence: str) -> int:
-        """How many unk tokens `sequence` reads as (characters without a piece of their own; always 0 where
-        such a character is an error)."""
-        return self.encode(sequence).count(self.unk_id) if self.unknown_is_unk else 0
+        """How many unk tokens `sequence` reads as: 0 where a character without a piece is an error, or where
+        every character has a piece of its own (not encoded then); else the unk ids of its encoding."""
+        if not self.unknown_is_unk or set(sequence.translate(_ASCII_UPPER)) <= set(self.alphabet):
+            return 0
+        return self.encode(sequence).count(self.unk_id)
 
     @staticmethod
     def tiling_spans(ends: Sequence[int]) -> list[tuple[int, int]]:
