@@ -12,7 +12,7 @@ from dnabird.variants.scores import SKIPPED_COLUMNS, UNIT_COLUMNS, VariantScores
 def hand_scores() -> VariantScores:
     """Three windows: record 0 ALT 1, record 0 ALT 2, record 1; outputs a, b (group X) and c (group Y)."""
     rows = [(0, 1, "chr1", 10, "v0", "A", "C"), (0, 2, "chr1", 10, "v0", "A", "G"), (1, 1, "chr1", 20, "v1", "T", "A")]
-    units = pd.DataFrame([(*r, ".", "both", True, 0, 10, 0, 0, 0, 0) for r in rows], columns=UNIT_COLUMNS)
+    units = pd.DataFrame([(*r, ".", "both", True, 0, 10, 0, 0, 0, 0, 0) for r in rows], columns=UNIT_COLUMNS)
     ref = np.array([[0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.2, 0.9, 0.1]])
     alt = np.array([[0.1, 0.6, 0.5], [0.5, 0.2, 0.9], [0.3, 0.9, 0.0]])
     return VariantScores(units, ("a", "b", "c"), ("X", "X", "Y"), ref, alt, alt - ref,
