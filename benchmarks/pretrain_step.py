@@ -52,6 +52,10 @@ def _measure(job: dict) -> dict:
     from dnabird.model.heads import PretrainingModel
 
     device = torch.device(job["device"])
+    if job.get("backend"):  # one attention backend: the device's "auto" list becomes that backend alone
+        from dnabird.attention.backends import AUTO_ORDER
+
+        AUTO_ORDER[device.type] = (job["backend"],)
     config = preset(job["preset"], max_positions=max(4096, job["length"]))
     data = _batch(config.vocab_size, job["batch"], job["length"], device)
     if job["impl"] == "dnabird":
@@ -98,8 +102,8 @@ def _measure(job: dict) -> dict:
             else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     masked = int((data["mlm_labels"] != -100).sum())
     flops = model_flops(config, job["batch"], job["length"], masked)
-    return {**job, "tokens_per_s": job["batch"] * job["length"] / seconds, "peak_mib": peak / 2**20,
-            "mfu": flops / seconds / PEAK_FLOPS if device.type == "cuda" else None}
+    return {**job, "tokens_per_s": job["batch"] * job["length"] / seconds, "peak_mib": peak / 2**20, "flops": flops,
+            "seconds": seconds, "mfu": flops / seconds / PEAK_FLOPS if device.type == "cuda" else None}
 
 
 def run_isolated(job: dict) -> dict:
