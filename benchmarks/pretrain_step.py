@@ -106,9 +106,22 @@ def _measure(job: dict) -> dict:
             "seconds": seconds, "mfu": flops / seconds / PEAK_FLOPS if device.type == "cuda" else None}
 
 
+def _measure_or_error(job: dict) -> dict:
+    """`_measure(job)`, or its exception as text: an exception that does not unpickle in the parent (one whose
+    __init__ takes other arguments than its message) would leave the pool waiting for ever."""
+    try:
+        return _measure(job)
+    except Exception as err:  # noqa: BLE001 - re-raised in the parent by `run_isolated`
+        return {"error": f"{type(err).__name__}: {err}"}
+
+
 def run_isolated(job: dict) -> dict:
+    """`_measure(job)` in a fresh process; its exception is raised here as a RuntimeError naming the job."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_measure, (job,))
+        result = pool.apply(_measure_or_error, (job,))
+    if "error" in result:
+        raise RuntimeError(f"{job}: {result['error']}")
+    return result
 
 
 def main() -> None:
