@@ -322,6 +322,7 @@ def gena(sizes: Sizes, device: torch.device, work: Path) -> list[Row]:
     """Sequences/s of a GENA-layout forward pass, and variants/s of score_variants (mlm_llr, both strands)."""
     import numpy as np
 
+    from dnabird.attention.backends import AUTO_ORDER
     from dnabird.data.tokenizer import load_tokenizer
     from dnabird.genome.reference import Genome
     from dnabird.model.heads import PretrainingModel
@@ -346,8 +347,6 @@ def gena(sizes: Sizes, device: torch.device, work: Path) -> list[Row]:
             synchronize(device)
             samples.append(time.perf_counter() - start)
     seconds = statistics.median(samples)
-    from dnabird.attention.backends import AUTO_ORDER
-
     auto = ", ".join(AUTO_ORDER.get(device.type, ()))
     rows = [Row("c GENA inference", f"{config.num_layers} × {config.hidden_size}, vocab {config.vocab_size} · "
                 f"B {sizes.gena_batch} × {length} tokens · {precision} · auto order {auto}",
