@@ -98,7 +98,7 @@ def read_labels(path: str | os.PathLike, match_on: str | None = DEFAULT_MATCH) -
     if repeated.any():
         rows = np.flatnonzero(repeated)
         first = table.iloc[rows[0]]
-        lines = table.loc[(table[["chrom", "pos", "ref", "alt"]] == first[["chrom", "pos", "ref", "alt"]]).all(1),
+        lines = table.loc[(table[["chrom", "pos", "ref", "alt"]] == first[["chrom", "pos", "ref", "alt"]]).all(axis=1),
                           "line"].tolist()
         raise InputFormatError(f"variant {first['chrom']}:{first['pos']} {first['ref']}>{first['alt']} is listed "
                                f"{len(lines)} times ({'lines' if text else 'rows'} {', '.join(map(str, lines))}; "
