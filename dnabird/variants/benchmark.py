@@ -36,6 +36,7 @@ SCORE_NAMES = {"head": "max |Δ log odds|", "mlm_llr": "−LLR", "llr_per_bp": "
                "embed_dist": "embedding distance"}
 SKIPPED_COLUMNS = ("line", "chrom", "pos", "ref", "alt", "label", "method", "reason", "detail")
 PARQUET = (".parquet", ".pq")
+RESERVED = ("line", "match_key", *SCORE_NAMES)  # columns the benchmark adds
 FROM_RUN = {  # per scoring run, each method it gives: (method, `per_variant` kind and reduction, outputs, sign)
     "head": (("head", "abs_logit_diff", "max", None, 1),),
     "mlm_llr": (("mlm_llr", "diff", "mean", ["llr"], -1), ("llr_per_bp", "diff", "mean", ["llr_per_bp"], -1)),
@@ -63,7 +64,7 @@ def _read_table(path: Path) -> tuple[pd.DataFrame, bool]:
 
 def read_labels(path: str | os.PathLike, match_on: str | None = DEFAULT_MATCH) -> pd.DataFrame:
     """The labels table: `line` (its line in the file, or row number in a parquet file), chrom, pos (int),
-    ref, alt, label (1/0), `group` (the values of the `match_on` column; None, or a column the table does
+    ref, alt, label (1/0), `match_key` (the values of the `match_on` column; None, or a column the table does
     not have when it is the default, means no groups) and every other column as read."""
     path = Path(path)
     table, text = _read_table(path)
@@ -73,6 +74,10 @@ def read_labels(path: str | os.PathLike, match_on: str | None = DEFAULT_MATCH) -
     if missing:
         raise InputFormatError(f"missing column(s) {', '.join(missing)} (it has {', '.join(table.columns)})",
                                path=path)
+    taken = [c for c in RESERVED if c in table.columns]
+    if taken:
+        raise InputFormatError(f"column(s) {', '.join(taken)} would be overwritten by the benchmark's own; rename "
+                               "them", path=path)
     table.insert(0, "line", np.arange(len(table)) + (2 if text else 1))
 
     def where(row: int) -> dict:
@@ -105,7 +110,7 @@ def read_labels(path: str | os.PathLike, match_on: str | None = DEFAULT_MATCH) -
                                f"{len(rows)} repeated rows in all): remove the repeats, a variant counted twice "
                                "weighs double in every metric", path=path)
     use_groups = match_on is not None and match_on in table.columns
-    table["group"] = table[match_on].astype(str) if use_groups else None
+    table["match_key"] = table[match_on].astype(str) if use_groups else None
     return table.reset_index(drop=True)
 
 
@@ -161,7 +166,7 @@ def score_methods(model, genome, labels: pd.DataFrame, methods=None, *, tss=None
 
 
 def evaluate(table: pd.DataFrame, methods, *, top_k: float = 0.01, resamples: int = 1000, seed: int = 0) -> dict:
-    """`ranking_metrics` of each method's column of `table` (label, chrom, group and the score columns) over
+    """`ranking_metrics` of each method's column of `table` (label, chrom, match_key and the score columns) over
     the rows it scored; `unscored` counts the rest. Methods with no scored row, or one class only, have no
     metrics."""
     out = {}
@@ -169,7 +174,7 @@ def evaluate(table: pd.DataFrame, methods, *, top_k: float = 0.01, resamples: in
         scored = table[table[method].notna()]
         entry = {"score": SCORE_NAMES.get(method, method), "unscored": int(len(table) - len(scored))}
         if scored["label"].nunique() == 2:
-            groups = scored["group"].to_numpy() if scored["group"].notna().all() else None
+            groups = scored["match_key"].to_numpy() if scored["match_key"].notna().all() else None
             entry.update(ranking_metrics(scored["label"].to_numpy(), scored[method].to_numpy(),
                                          scored["chrom"].to_numpy(), groups=groups, top_k=top_k,
                                          resamples=resamples, seed=seed))
@@ -260,14 +265,14 @@ def benchmark_variants(model, genome, labels, *, out=None, methods=None, match_o
                                               progress=progress)
     names = list(methods or model_methods(model))
     report = {"model": str(model), "genome": str(genome), "labels": str(labels),
-              "match_on": match_on if table["group"].notna().all() else None, "resamples": resamples, "seed": seed,
+              "match_on": match_on if table["match_key"].notna().all() else None, "resamples": resamples, "seed": seed,
               "skipped": len(skipped), "skipped_by_method": skipped.groupby("method").size().to_dict(),
               "methods": evaluate(scored, names, top_k=top_k, resamples=resamples, seed=seed), "settings": settings}
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         with atomic_output(out / "scores.tsv") as tmp:
-            scored.drop(columns=["group"]).to_csv(tmp, sep="\t", index=False, na_rep="NA")
+            scored.drop(columns=["match_key"]).to_csv(tmp, sep="\t", index=False, na_rep="NA")
         with atomic_output(out / "skipped.tsv") as tmp:
             skipped.to_csv(tmp, sep="\t", index=False)
         plot_curves(scored, names, out / "roc.png", out / "pr.png")

@@ -53,7 +53,7 @@ def truth_rankings(effects: pd.DataFrame, truth: pd.DataFrame, column: str, *, k
     labels = truth_labels(truth).merge(truth[["id", "element_kind"]], on="id")
     if kinds is not None:
         labels = labels[labels["element_kind"].isin(list(kinds)) | (labels["class"] == "distant_neutral")]
-    merged = labels.merge(effects[["id", column]], on="id", how="left").assign(group=None)
+    merged = labels.merge(effects[["id", column]], on="id", how="left").assign(match_key=None)
     return {negative: evaluate(merged[merged["class"].isin(["disruptive", negative])], [column], top_k=top_k,
                                resamples=resamples, seed=seed)[column] for negative in NEGATIVE_CLASSES}
 

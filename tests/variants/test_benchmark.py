@@ -82,8 +82,8 @@ def test_labels_accept_every_spelling_and_reject_bad_tables(tmp_path):
                  "chr1,10,A,G,Negative,g3\nchr1,11,A,G,positive,g3\nchr1,12,A,G,0,g3\n")
     table = read_labels(good)
     assert table["label"].tolist() == [1, 0, 1, 0, 1, 0, 1, 0] and table["line"].tolist() == list(range(2, 10))
-    assert table["group"].tolist() == ["g1", "g1", "g2", "g2", "g3", "g3", "g3", "g3"]
-    assert read_labels(good, match_on=None)["group"].isna().all()
+    assert table["match_key"].tolist() == ["g1", "g1", "g2", "g2", "g3", "g3", "g3", "g3"]
+    assert read_labels(good, match_on=None)["match_key"].isna().all()
     missing = write(tmp_path / "missing.tsv", "chrom\tpos\tref\tlabel\nchr1\t5\tA\t1\n")
     with pytest.raises(InputFormatError, match=r"missing.tsv: missing column\(s\) alt \(it has chrom, pos, ref, label"):
         read_labels(missing)
@@ -96,6 +96,9 @@ def test_labels_accept_every_spelling_and_reject_bad_tables(tmp_path):
                   "chr1\t5\tA\tG\t0\n")
     with pytest.raises(InputFormatError, match=r"twice.tsv: variant chr1:5 A>G is listed 2 times \(lines 2, 4"):
         read_labels(twice)
+    clash = write(tmp_path / "clash.tsv", "chrom\tpos\tref\talt\tlabel\tmlm_llr\nchr1\t5\tA\tG\t1\t0.3\n")
+    with pytest.raises(InputFormatError, match="clash.tsv: column.s. mlm_llr would be overwritten"):
+        read_labels(clash)
     position = write(tmp_path / "pos.tsv", "chrom\tpos\tref\talt\tlabel\nchr1\tfive\tA\tG\t1\n")
     with pytest.raises(InputFormatError, match="pos.tsv, line 2: pos 'five'"):
         read_labels(position)
@@ -112,7 +115,7 @@ def test_parquet_labels_need_pyarrow(tmp_path):
                           "label": [True, False], "match_group": [0, 0]})
     frame.to_parquet(tmp_path / "labels.parquet")
     table = read_labels(tmp_path / "labels.parquet")
-    assert table["label"].tolist() == [1, 0] and table["group"].tolist() == ["0", "0"]
+    assert table["label"].tolist() == [1, 0] and table["match_key"].tolist() == ["0", "0"]
 
 
 def test_command_benchmarks_the_embedded_default_and_loses_no_variant(embedded_default, tmp_path, capsys):
