@@ -369,7 +369,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
     def flush():
         scores.extend(run_windows(scorer, [p for _, p in pending], batch_size,
                                   [_name(window) for window, _ in pending], bar))
-        units.extend(_unit_row(window, setup) for window, _ in pending)
+        units.extend(_unit_row(window, setup, scorer.predictor.tokenizer) for window, _ in pending)
         pending.clear()
 
     for allele in alleles:
@@ -398,11 +398,15 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
 def fit(scorer, window: Window, rc: bool) -> tuple[Window, tuple]:
     """The window and its model rows (both strands with `rc`); a window that tokenizes longer than
     eval_length is clipped at its N runs (contig-end padding, assembly gaps), outermost first, until it
-    fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits."""
+    fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits, or when
+    the tokenizer refuses a character of the window (`INVALID_BASE`)."""
     problem = None
     for windows in itertools.chain([window.windows], n_run_clips(window.windows)):
         try:
             rows = scorer.rows([windows, windows.reverse_complement()] if rc else [windows])
+        except InputFormatError as err:  # the offset it names counts from the 5' end of the REF (or ALT) window
+            raise UnscorableVariantError(INVALID_BASE, f"window {window.allele.variant.chrom}:{windows.start}-"
+                                         f"{windows.end} ({windows.strand}): {err}") from None
         except UnscorableVariantError as err:
             if err.reason != TOO_LONG:
                 raise
@@ -418,10 +422,11 @@ def _allele_columns(allele: Allele) -> tuple:
     return allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt
 
 
-def _unit_row(window: Window, setup: Setup) -> tuple:
+def _unit_row(window: Window, setup: Setup, tokenizer) -> tuple:
     w = window.windows
     return (*_allele_columns(window.allele), window.feature, "both" if setup.rc else w.strand, window.ref_match,
-            w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right)
+            w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right,
+            max(tokenizer.unk_tokens(w.ref), tokenizer.unk_tokens(w.alt)))
 
 
 def _name(window: Window) -> str:
