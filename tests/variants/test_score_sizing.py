@@ -53,7 +53,7 @@ def model(embedded_default):
 def toy(embedded_default):
     """An N-free stretch of the toy genome and the default setup of the checkpoint."""
     with Genome(embedded_default.fasta) as genome:
-        chrom = genome.fetch("chr1", 100_000, 200_000).sequence.upper()
+        chrom = genome.fetch("chr1", 220_000, 320_000).sequence.upper()
     assert "N" not in chrom
     return chrom, resolve_setup(Predictor.load(embedded_default.checkpoint, device="cpu"),
                                 checkpoint=embedded_default.checkpoint)
