@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from dnabird.cli import main
 from dnabird.genome.reference import Genome
 from dnabird.model.bp_per_token import read_bp_per_token
 from dnabird.variants import Variant, score_variants
@@ -125,3 +126,16 @@ def test_other_contigs_change_no_score(model, toy, tmp_path, other):
     more = score_variants(model, write_fasta(tmp_path / "more.fa", {"extra": extra, **contigs}), variants, **options)
     assert more.settings["window_bp"] == alone.settings["window_bp"] > 1001
     assert_same(by_id(alone), by_id(more))
+
+
+def test_score_command_takes_a_bp_per_token_and_records_it(model, toy, tmp_path):
+    sequence, _ = toy
+    fasta = write_fasta(tmp_path / "g.fa", {"chr": sequence[:5_000]})
+    vcf = tmp_path / "v.vcf"
+    vcf.write_text("##fileformat=VCFv4.2\n#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\n"
+                   f"chr\t2500\tv\t{sequence[2499]}\t{'C' if sequence[2499] != 'C' else 'G'}\t.\t.\t.\n")
+    assert main(["-q", "score", "--model", str(model), "--genome", str(fasta), "--vcf", str(vcf), "--rc", "forward",
+                 "--eval-length", "256", "--bp-per-token", "2", "--out", str(tmp_path / "s.tsv")]) == 0
+    settings = json.loads((tmp_path / "s.tsv.json").read_text())["settings"]
+    # the odd window below (256 - 2) tokens × 2 bp / 1.25 headroom = 406.4 bp
+    assert (settings["bp_per_token"], settings["bp_per_token_source"], settings["window_bp"]) == (2.0, "given", 405)
