@@ -104,6 +104,7 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         for name, given, fixed in (("window_bp", window_bp, task.window_length),
                                    ("eval_length", eval_length, task.eval_length)):
             reject(given not in (None, fixed), name, given, f"None: the model's task.json fixes it at {fixed}")
+        reject(bp_per_token is not None, "bp_per_token", bp_per_token, "None: the model's task.json fixes its window")
         anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
         figure = None
         reject(anchor.kind == "tss" and tss is None, "tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")

@@ -155,6 +155,8 @@ def test_window_and_length_defaults_of_a_pretrained_model(tokenizer, tmp_path):
         resolve_setup(predictor, method="head")
     with pytest.raises(ParameterError, match="bp_per_token"):
         resolve_setup(predictor, bp_per_token=0)
+    with pytest.raises(ParameterError, match="bp_per_token=2.0 is invalid: expected None: the model's task.json"):
+        resolve_setup(Predictor.load(MotifCounter(tokenizer), tokenizer=tokenizer, task=stub_task()), bp_per_token=2.0)
 
 
 def test_windows_near_contig_ends_and_a_10_kb_gap_are_clipped_to_fit_a_head(tokenizer, tmp_path):
