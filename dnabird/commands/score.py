@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> None:
     check_outputs([out, skipped, record], inputs=[args.vcf, args.genome, f"{args.genome}.fai", args.tss])
     ctx = distributed.setup(args.device)  # under torchrun: joins the process group score_variants uses
     scores = score_variants(args.model, args.genome, args.vcf, tss=args.tss, on_ref_mismatch=args.on_ref_mismatch,
-                            **options(args, *MODEL_OPTIONS))
+                            bp_per_token=args.bp_per_token, **options(args, *MODEL_OPTIONS))
     if ctx.is_main:
         kind = output_format(args.out, args.format)
         {"tsv": scores.to_tsv, "hdf5": scores.to_hdf5, "vcf": lambda p: scores.to_vcf(p, args.vcf)}[kind](out)
@@ -67,9 +67,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="average forward and reverse-complement windows, or forward only "
                              "(default: the model's strand rule; average for a pretrained model)")
     parser.add_argument("--window-bp", type=int, help="window in bp, for a model without task.json (default: "
-                                                      "the odd window that fills the eval length at the bp per "
-                                                      "token measured on the genome)")
-    parser.add_argument("--eval-length", type=int, help="padded token length, for a model without task.json "
+                                                      "the odd window that fills the eval length at the model's "
+                                                      "bp per token)")
+    parser.add_argument("--eval-length", type=int, help="most tokens per window, for a model without task.json "
                                                         "(default: what --window-bp needs, else the model's "
                                                         "positions)")
     parser.add_argument("--flank-bp", type=int, default=0, help="mlm_llr: bp masked beyond the variant's tokens")
@@ -86,6 +86,9 @@ def register(subparsers) -> None:
                         help="tsv (long table), hdf5 (arrays) or vcf (the input with INFO added); "
                              "default from the file name, else tsv")
     parser.add_argument("--tss", help="TSS BED (stranded), for TSS-anchored heads")
+    parser.add_argument("--bp-per-token", type=float,
+                        help="mlm_llr: the tokenizer's bp per token that sizes default windows (default: the "
+                             "figure stored with the checkpoint, else its bp per token on a fixed random sequence)")
     parser.add_argument("--on-ref-mismatch", default="skip", choices=("skip", "genome"),
                         help="skip alleles whose REF differs from the genome, or score them with the genome's "
                              "bases (flagged ref_match=False); default skip")

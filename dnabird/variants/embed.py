@@ -109,8 +109,14 @@ class EmbeddingDistanceScorer:
                for windows in strands for sequence in (windows.ref, windows.alt)]
         return ids, [[None]] * len(ids), None
 
+    def padded_length(self, row: list[int]) -> int:
+        """A head's encoder at its task's eval_length; a pretrained model's rows at their own block multiple,
+        as `mlm_llr` pads them."""
+        return self.setup.eval_length if self.predictor.has_head else self.predictor.padded_length(len(row))
+
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
-        return self.predictor.pooled(ids, self.setup.eval_length, DISTANCE_POOLING, names).numpy()
+        length = self.setup.eval_length if self.predictor.has_head else None
+        return self.predictor.pooled(ids, length, DISTANCE_POOLING, names).numpy()
 
     def combine(self, vectors: np.ndarray, extra: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         vectors = vectors.astype(np.float64)  # [2 * strands, hidden]: ref, alt, ref, alt …
@@ -136,7 +142,9 @@ def embedding_distances(model, genome: str | os.PathLike | Genome, variants: str
                       rc == "average", 0, "skip")
     else:
         setup = dataclasses.replace(resolve_setup(predictor, method="mlm_llr", rc=rc, window_bp=window_bp,
-                                                  eval_length=eval_length, genome=genome), method="embed_dist")
+                                                  eval_length=eval_length,
+                                                  checkpoint=model if isinstance(model, (str, os.PathLike)) else None),
+                                    method="embed_dist")
     scorer = EmbeddingDistanceScorer(predictor, setup)
     with progress_bar(enabled=progress, desc="embedding distances", unit=" windows") as bar:
         scores = score_windows(scorer, setup, read_alleles(variants),
