@@ -25,7 +25,8 @@ def run(args: argparse.Namespace) -> None:
     files = [paths.out, paths.unscored, paths.record] + ([paths.background] if args.background else [])
     check_outputs(files, folders=[paths.partial], inputs=[args.vcf, args.genome, f"{args.genome}.fai", args.tss])
     record = score_variants_to_files(args.model, args.genome, args.vcf, paths.out, format=kind, tss=args.tss,
-                                     on_ref_mismatch=args.on_ref_mismatch, background=args.background,
+                                     on_ref_mismatch=args.on_ref_mismatch, bp_per_token=args.bp_per_token,
+                                     background=args.background,
                                      background_seed=args.background_seed, chunk_records=args.chunk_records,
                                      restart=args.restart, **options(args, *MODEL_OPTIONS))
     if record is None:  # a torchrun rank other than 0
@@ -57,9 +58,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                         help="average forward and reverse-complement windows, or forward only "
                              "(default: the model's strand rule; average for a pretrained model)")
     parser.add_argument("--window-bp", type=int, help="window in bp, for a model without task.json (default: "
-                                                      "the odd window that fills the eval length at the bp per "
-                                                      "token measured on the genome)")
-    parser.add_argument("--eval-length", type=int, help="padded token length, for a model without task.json "
+                                                      "the odd window that fills the eval length at the model's "
+                                                      "bp per token)")
+    parser.add_argument("--eval-length", type=int, help="most tokens per window, for a model without task.json "
                                                         "(default: what --window-bp needs, else the model's "
                                                         "positions)")
     parser.add_argument("--flank-bp", type=int, default=0, help="mlm_llr: bp masked beyond the variant's tokens")
@@ -76,6 +77,9 @@ def register(subparsers) -> None:
                         help="tsv (long table), hdf5 (arrays) or vcf (the input with INFO added); "
                              "default from the file name, else tsv")
     parser.add_argument("--tss", help="TSS BED (stranded), for TSS-anchored heads")
+    parser.add_argument("--bp-per-token", type=float,
+                        help="mlm_llr: the tokenizer's bp per token that sizes default windows (default: the "
+                             "figure stored with the checkpoint, else its bp per token on a fixed random sequence)")
     parser.add_argument("--on-ref-mismatch", default="skip", choices=("skip", "genome"),
                         help="skip alleles whose REF differs from the genome, or score them with the genome's "
                              "bases (flagged ref_match=False); default skip")

@@ -4,9 +4,11 @@ Windows, REF checks, N-run clipping, skip reasons and outputs are described in d
 Methods: "head" (a fine-tuned classifier; its `task.json` fixes window, anchor, strand rule and padded token
 length; `tss:-U:+D` windows are scored on each containing TSS's strand, never RC-averaged), "mlm_llr" (a
 pretrained masked LM, zero-shot, `dnabird.variants.mlm`: odd windows centred on the variant, sized from the
-bp per token measured on the genome with `TOKEN_HEADROOM`; outputs `llr` and `llr_per_bp`), or "auto" ("head"
-when the model has a task). Under torchrun each rank scores the records whose index is its rank modulo the
-world size, and every rank returns the merged scores in input order.
+checkpoint's bp per token (`dnabird.model.bp_per_token`, never the genome) with `TOKEN_HEADROOM`; each row padded
+to its own block multiple, so a window's score never depends on eval_length (the cap on its tokens), the batch
+or the other windows; outputs `llr` and `llr_per_bp`), or "auto" ("head" when the model has a task; its rows
+padded to the task's eval_length, as it was fine-tuned). Under torchrun each rank scores the records whose
+index is its rank modulo the world size, and every rank returns the merged scores in input order.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import logging
 import math
 import os
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from dnabird import __version__
 from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError, reject
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
+from dnabird.model.bp_per_token import checkpoint_bp_per_token
 from dnabird.model.task_spec import Anchor, parse_anchor
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
@@ -42,8 +46,7 @@ RC_MODES = ("average", "forward")
 REF_MISMATCH_MODES = ("skip", "genome")
 LLR_OUTPUTS = ("llr", "llr_per_bp")
 CHUNK_BATCHES = 8  # model batches of work gathered before running them
-TOKEN_HEADROOM = 1.25  # default mlm_llr sizes allow this many times the tokens of the measured mean
-BP_PER_TOKEN_SAMPLE = (64, 1000)  # windows (and their bp) of the genome the bp per token is measured on
+TOKEN_HEADROOM = 1.25  # default mlm_llr sizes allow this many times the tokens of the bp-per-token figure
 TOO_LONG = "window exceeds eval_length"
 INVALID_BASE = "invalid base in window"
 
@@ -61,7 +64,8 @@ class Setup:
     rc: bool  # score the reverse complement too and average
     flank_bp: int
     on_ref_mismatch: str
-    bp_per_token: float | None = None  # measured on the genome (mlm_llr), what default sizes came from
+    bp_per_token: float | None = None  # mlm_llr: the figure default sizes came from …
+    bp_per_token_source: str | None = None  # … and where it came from (`dnabird.model.bp_per_token`)
 
     def describe(self) -> dict:
         """The settings as plain values, for reports and output files."""
@@ -79,28 +83,13 @@ class Window:
     ref_match: bool
 
 
-def measured_bp_per_token(tokenizer, genome: Genome) -> float:
-    """The tokenizer's mean bp per token on `genome`: over `BP_PER_TOKEN_SAMPLE` windows without N, evenly
-    spaced along the contigs in FASTA order (1.0, one bp per token, when there are none)."""
-    count, length = BP_PER_TOKEN_SAMPLE
-    contigs = list(genome.lengths.items())
-    ends = np.cumsum([size for _, size in contigs])
-    bases = tokens = 0
-    for at in ((np.arange(count) + 0.5) * ends[-1] / count).astype(np.int64):
-        index = int(np.searchsorted(ends, at, side="right"))
-        chrom, size = contigs[index]
-        start = max(0, min(int(at - (ends[index] - size)), size - length))
-        sequence = genome.fetch(chrom, start, min(size, start + length)).sequence.upper()
-        if sequence and "N" not in sequence:
-            bases, tokens = bases + len(sequence), tokens + len(tokenizer.encode(sequence))
-    return bases / tokens if tokens else 1.0
-
-
 def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None = None, tss=None,
                   window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
-                  on_ref_mismatch: str = "skip", genome: Genome | None = None) -> Setup:
+                  on_ref_mismatch: str = "skip", bp_per_token: float | None = None,
+                  checkpoint: str | os.PathLike | None = None) -> Setup:
     """Check the arguments against the model and fill what they leave open from its task or size (for
-    mlm_llr, from the bp per token measured on `genome`; without one, one bp per token)."""
+    mlm_llr, from `bp_per_token` if given, else the figure stored in the `checkpoint` directory, else the
+    tokenizer's reference figure: `dnabird.model.bp_per_token.checkpoint_bp_per_token`)."""
     reject(method not in METHODS, "method", method, f"one of {METHODS}")
     reject(rc not in (None, *RC_MODES), "rc", rc, f"None (the model's strand rule) or one of {RC_MODES}")
     reject(on_ref_mismatch not in REF_MISMATCH_MODES, "on_ref_mismatch", on_ref_mismatch,
@@ -115,8 +104,9 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         for name, given, fixed in (("window_bp", window_bp, task.window_length),
                                    ("eval_length", eval_length, task.eval_length)):
             reject(given not in (None, fixed), name, given, f"None: the model's task.json fixes it at {fixed}")
+        reject(bp_per_token is not None, "bp_per_token", bp_per_token, "None: the model's task.json fixes its window")
         anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
-        bp_per_token = None
+        figure = None
         reject(anchor.kind == "tss" and tss is None, "tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
         if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
             raise ParameterError("rc", rc, f"'forward' or None: this head is strand-specific (anchor {task.anchor}, "
@@ -126,7 +116,8 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
     else:
         reject(predictor.has_head, "method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
         anchor, average = Anchor("centre"), (rc or "average") == "average"
-        bp_per_token = measured_bp_per_token(predictor.tokenizer, genome) if genome is not None else 1.0
+        figure = checkpoint_bp_per_token(predictor.tokenizer, checkpoint, bp_per_token)
+        bp_per_token = figure.value
         if eval_length is None:  # the tokens a window needs, with headroom, up to the model's length
             block, longest = predictor.block_size, predictor.longest_length
             needed = math.ceil(window_bp / bp_per_token * TOKEN_HEADROOM) + 2 if window_bp is not None else longest
@@ -136,7 +127,7 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
     reject(anchor.kind == "centre" and tss is not None, "tss", tss, "None: windows are centred on the variants")
     reject(not isinstance(window_bp, int) or window_bp < 1, "window_bp", window_bp, "a positive number of bp")
     return Setup(method, window_bp, predictor.check_length(eval_length), anchor, average, flank_bp,
-                 on_ref_mismatch, None if bp_per_token is None else round(bp_per_token, 4))
+                 on_ref_mismatch, *((figure.value, figure.source) if figure is not None else ()))
 
 
 class TssWindows:
@@ -206,6 +197,10 @@ class HeadScorer:
                for windows in strands for sequence in (windows.ref, windows.alt)]
         return ids, [[None]] * len(ids), None
 
+    def padded_length(self, row: list[int]) -> int:
+        """Every row at the task's eval_length, as the head was fine-tuned."""
+        return self.setup.eval_length
+
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
         return self.predictor.logits(ids, self.setup.eval_length, names).numpy()
 
@@ -247,8 +242,12 @@ class LLRScorer:
             bp.append((spans[0].bp, spans[1].bp))
         return ids, targets, bp
 
+    def padded_length(self, row: list[int]) -> int:
+        """Each row at its own block multiple (eval_length only caps it)."""
+        return self.predictor.padded_length(len(row))
+
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
-        return self.predictor.masked_log_likelihood(ids, targets, self.setup.eval_length, names).numpy()
+        return self.predictor.masked_log_likelihood(ids, targets, None, names).numpy()
 
     def combine(self, log_likelihoods: np.ndarray, bp: list[tuple[int, int]]):
         """[log P, log P per bp] of REF and ALT averaged over strands; no logit difference."""
@@ -288,28 +287,31 @@ def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
 
 def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str] | None = None,
                 bar=None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Scores of prepared windows [(rows, targets, extra) …], the model run over `batch_size` rows at a time;
-    each row gives one value per entry of its targets. `names` (one per window) name the inputs in errors;
-    `bar` advances by the windows each model call completes."""
+    """Scores of prepared windows [(rows, targets, extra) …]; each row gives one value per entry of its
+    targets. Rows are sorted (stably) by their padded length (`scorer.padded_length`) and run `batch_size` at a
+    time, each model call at one padded length. `names` (one per window) name the inputs in errors; `bar`
+    advances by the windows each model call completes."""
     ids = [row for rows, _, _ in prepared for row in rows]
     targets = [t for _, wanted, _ in prepared for t in wanted]
     owner = [n for n, (rows, _, _) in enumerate(prepared) for _ in rows]  # the window of each row
-    values, done = [], 0
-    for i in range(0, len(ids), batch_size):
-        stop = min(i + batch_size, len(ids))
-        values.append(scorer.run(ids[i:stop], targets[i:stop], None if names is None else
-                                 [names[n] for n in owner[i:stop]]))
-        # windows whose rows are all scored now: those before the last row's, and its own if it ends here
-        finished = owner[stop - 1] + (stop == len(ids) or owner[stop] != owner[stop - 1])
-        if bar is not None:
-            bar.update(finished - done)
-        done = finished
-    values = np.concatenate(values) if values else []
+    lengths = [scorer.padded_length(row) for row in ids]
+    order = sorted(range(len(ids)), key=lengths.__getitem__)
+    batches = [rows[i:i + batch_size] for _, group in itertools.groupby(order, key=lengths.__getitem__)
+               for rows in [list(group)] for i in range(0, len(rows), batch_size)]
+    row_values, rows_left = [None] * len(ids), Counter(owner)
+    for batch in batches:
+        values = scorer.run([ids[r] for r in batch], [targets[r] for r in batch],
+                            None if names is None else [names[owner[r]] for r in batch])
+        at = 0
+        for r in batch:
+            row_values[r], at = values[at:at + len(targets[r])], at + len(targets[r])
+            rows_left[owner[r]] -= 1
+        if bar is not None:  # windows whose rows are all scored now
+            bar.update(sum(rows_left[window] == 0 for window in {owner[r] for r in batch}))
     results, at = [], 0
-    for _, wanted, extra in prepared:
-        count = sum(len(t) for t in wanted)
-        results.append(scorer.combine(values[at:at + count], extra))
-        at += count
+    for rows, _, extra in prepared:
+        results.append(scorer.combine(np.concatenate(row_values[at:at + len(rows)]), extra))
+        at += len(rows)
     return results
 
 
@@ -319,23 +321,27 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
                    method: str = "auto", rc: str | None = None, tss: str | os.PathLike | None = None,
                    window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
                    on_ref_mismatch: str = "skip", batch_size: int = 16, device: str = "auto",
-                   progress: bool = True, tokenizer=None, task=None) -> VariantScores:
+                   progress: bool = True, tokenizer=None, task=None,
+                   bp_per_token: float | None = None) -> VariantScores:
     """Score every ALT allele of `variants` with `model` on `genome`.
 
     model: a checkpoint directory, or a loaded model with its `tokenizer` (and `task` for a classifier).
     genome: a FASTA path or a `Genome`. variants: a VCF path (plain or bgzip) or an iterable of `Variant`.
     method: "auto", "head" or "mlm_llr" (see the module docstring). rc: "average" (forward and reverse
         complement), "forward", or None for the model's strand rule. tss: a TSS BED, for TSS-anchored heads.
-    window_bp, eval_length: window in bp and padded token length, for a model without task.json (defaults
-        from the bp per token measured on the genome: eval_length the model's full length, or what a
-        window_bp-long window needs; window_bp the odd length that fills eval_length).
+    window_bp, eval_length: window in bp and the most tokens a window may have, for a model without task.json
+        (defaults from the bp-per-token figure, with `TOKEN_HEADROOM`: eval_length the model's full length, or
+        what a window_bp-long window needs; window_bp the odd length that fills eval_length).
     flank_bp: mlm_llr only, bp masked on each side of the variant beyond the tokens it touches.
     on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
+    bp_per_token: mlm_llr, the tokenizer's bp per token that sizes default windows (default: the figure stored
+        with the checkpoint, else the tokenizer's on a reference sequence; `dnabird.model.bp_per_token`).
     """
     scoring = prepare_scoring(model, genome, method=method, rc=rc, tss=tss, window_bp=window_bp,
                               eval_length=eval_length, flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch,
-                              batch_size=batch_size, device=device, tokenizer=tokenizer, task=task)
+                              bp_per_token=bp_per_token, batch_size=batch_size, device=device, tokenizer=tokenizer,
+                              task=task)
     ctx = scoring.ctx
     with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
         part = scoring.score(scoring.mine(read_alleles(variants)), bar)
@@ -387,7 +393,8 @@ def prepare_scoring(model, genome: str | os.PathLike | Genome, *, tss: str | os.
     ctx = distributed.setup(device)
     predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device)
     genome = genome if isinstance(genome, Genome) else Genome(genome)
-    setup = resolve_setup(predictor, tss=tss, genome=genome, **settings)
+    setup = resolve_setup(predictor, tss=tss, checkpoint=model if isinstance(model, (str, os.PathLike)) else None,
+                          **settings)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
     recorded = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
                 "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
@@ -403,7 +410,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
     def flush():
         scores.extend(run_windows(scorer, [p for _, p in pending], batch_size,
                                   [_name(window) for window, _ in pending], bar))
-        units.extend(_unit_row(window, setup) for window, _ in pending)
+        units.extend(_unit_row(window, setup, scorer.predictor.tokenizer) for window, _ in pending)
         pending.clear()
 
     for allele in alleles:
@@ -432,11 +439,15 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
 def fit(scorer, window: Window, rc: bool) -> tuple[Window, tuple]:
     """The window and its model rows (both strands with `rc`); a window that tokenizes longer than
     eval_length is clipped at its N runs (contig-end padding, assembly gaps), outermost first, until it
-    fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits."""
+    fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits, or when
+    the tokenizer refuses a character of the window (`INVALID_BASE`)."""
     problem = None
     for windows in itertools.chain([window.windows], n_run_clips(window.windows)):
         try:
             rows = scorer.rows([windows, windows.reverse_complement()] if rc else [windows])
+        except InputFormatError as err:  # the offset it names counts from the 5' end of the REF (or ALT) window
+            raise UnscorableVariantError(INVALID_BASE, f"window {window.allele.variant.chrom}:{windows.start}-"
+                                         f"{windows.end} ({windows.strand}): {err}") from None
         except UnscorableVariantError as err:
             if err.reason != TOO_LONG:
                 raise
@@ -452,10 +463,11 @@ def _allele_columns(allele: Allele) -> tuple:
     return allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt
 
 
-def _unit_row(window: Window, setup: Setup) -> tuple:
+def _unit_row(window: Window, setup: Setup, tokenizer) -> tuple:
     w = window.windows
     return (*_allele_columns(window.allele), window.feature, "both" if setup.rc else w.strand, window.ref_match,
-            w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right)
+            w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right,
+            max(tokenizer.unk_tokens(w.ref), tokenizer.unk_tokens(w.alt)))
 
 
 def _name(window: Window) -> str:

@@ -21,7 +21,7 @@ import pandas as pd
 from dnabird.errors import reject
 
 UNIT_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "feature", "strand", "ref_match",
-                "window_start", "window_end", "pad_left", "pad_right", "clip_left", "clip_right")
+                "window_start", "window_end", "pad_left", "pad_right", "clip_left", "clip_right", "unk_tokens")
 SKIPPED_COLUMNS = ("record", "allele", "chrom", "pos", "id", "ref", "alt", "reason", "detail")
 SCORE_KINDS = ("ref", "alt", "diff", "abs_diff", "logit_diff")
 CALIBRATED_KINDS = ("diff", "abs_diff", "logit_diff", "abs_logit_diff")  # the kinds `calibrate` gives quantiles of
@@ -36,7 +36,8 @@ class VariantScores:
         1-based ALT number, `feature` the TSS name or ".", `strand` "+", "-" or "both" (RC-averaged),
         `window_start`/`window_end` the scored REF window's genomic span, `pad_left`/`pad_right` whether it
         holds N padding past a contig end, `clip_left`/`clip_right` the bp clipped from its ends at N runs
-        to fit the model's length; docs/variant-scoring.md on reading flagged rows).
+        to fit the model's length, `unk_tokens` the unk tokens of the REF or ALT window, whichever reads more:
+        bases the tokenizer has no piece for; docs/variant-scoring.md on reading flagged rows).
     outputs, groups: the k output names and their groups.
     ref, alt, logit_diff: float arrays [n, k].
     skipped: one row per allele that was not scored (`SKIPPED_COLUMNS`), with the reason.

@@ -10,10 +10,11 @@ VCF: every input record is copied unchanged, with INFO keys added where it was s
 DNABIRD_Q_DIFF … per quantile kind) holding, per window in that order, one value per output in the order of
 the `##DNABIRD_OUTPUT` header lines (output names such as
 DeepSEA's contain `|`, which INFO IDs cannot); the flags DNABIRD_REF_MISMATCH (an allele scored with the
-genome's REF bases, on_ref_mismatch="genome") and DNABIRD_CLIPPED (a window clipped at an N run or a
-contig end) mark records whose scores need care. Records are copied as text rather than through pysam's
-record writer, which requires every contig declared in the header and adds END= to symbolic records; a
-`.gz` output is bgzip-compressed with pysam, so it can be indexed with tabix.
+genome's REF bases, on_ref_mismatch="genome"), DNABIRD_CLIPPED (a window clipped at an N run or a
+contig end) and DNABIRD_UNK (a window that reads unk tokens) mark records whose scores need care. Records
+are copied as text rather than through pysam's record writer, which requires every contig declared in the
+header and adds END= to symbolic records; a `.gz` output is bgzip-compressed with pysam, so it can be
+indexed with tabix.
 """
 
 from __future__ import annotations
@@ -33,13 +34,15 @@ from dnabird.io import atomic_output
 from dnabird.variants.records import check_vcf_path, vcf_lines
 from dnabird.variants.scores import CALIBRATED_KINDS, SCORE_KINDS, VariantScores
 
-INTEGER_COLUMNS = ("record", "allele", "pos", "window_start", "window_end", "clip_left", "clip_right")
+INTEGER_COLUMNS = ("record", "allele", "pos", "window_start", "window_end", "clip_left", "clip_right",
+                   "unk_tokens")
 FLAG_COLUMNS = ("ref_match", "pad_left", "pad_right")
 COLUMN_DTYPES = {**dict.fromkeys(INTEGER_COLUMNS, np.int64), **dict.fromkeys(FLAG_COLUMNS, bool)}  # others: strings
 INFO_KEYS = {kind: f"DNABIRD_{kind.upper()}" for kind in SCORE_KINDS}
 QUANTILE_KEYS = {kind: f"DNABIRD_Q_{kind.upper()}" for kind in CALIBRATED_KINDS}
 FLAGS = {"DNABIRD_REF_MISMATCH": "REF differs from the genome; scored with the genome's bases",
-         "DNABIRD_CLIPPED": "a scored window was clipped at an N run or a contig end"}
+         "DNABIRD_CLIPPED": "a scored window was clipped at an N run or a contig end",
+         "DNABIRD_UNK": "a scored window reads unk tokens: bases the tokenizer has no piece for"}
 _DESCRIPTIONS = {"ref": "REF score", "alt": "ALT score", "diff": "ALT - REF score", "abs_diff": "|ALT - REF|",
                  "logit_diff": "ALT - REF in logits", "abs_logit_diff": "|ALT - REF in logits|"}
 
@@ -167,7 +170,8 @@ def _info(windows: list[tuple[int, str]], scores: VariantScores, kinds: list[str
     added += [f"{QUANTILE_KEYS[k]}={_numbers(scores.quantiles[k][rows])}" for k in quantiles]
     units = scores.units.iloc[rows]
     flagged = {"DNABIRD_REF_MISMATCH": not units["ref_match"].astype(bool).all(),
-               "DNABIRD_CLIPPED": bool((units[["clip_left", "clip_right"]].to_numpy() > 0).any())}
+               "DNABIRD_CLIPPED": bool((units[["clip_left", "clip_right"]].to_numpy() > 0).any()),
+               "DNABIRD_UNK": bool((units["unk_tokens"] > 0).any())}
     return added + [key for key, on in flagged.items() if on]
 
 
