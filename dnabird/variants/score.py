@@ -338,27 +338,67 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     bp_per_token: mlm_llr, the tokenizer's bp per token that sizes default windows (default: the figure stored
         with the checkpoint, else the tokenizer's on a reference sequence; `dnabird.model.bp_per_token`).
     """
+    scoring = prepare_scoring(model, genome, method=method, rc=rc, tss=tss, window_bp=window_bp,
+                              eval_length=eval_length, flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch,
+                              bp_per_token=bp_per_token, batch_size=batch_size, device=device, tokenizer=tokenizer,
+                              task=task)
+    ctx = scoring.ctx
+    with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
+        part = scoring.score(scoring.mine(read_alleles(variants)), bar)
+    merged = scoring.merged(part)
+    distributed.teardown(ctx)
+    return merged
+
+
+@dataclasses.dataclass(frozen=True)
+class Scoring:
+    """A loaded model, its genome and resolved settings, ready to score alleles: what `score_variants` runs,
+    and what a chunked run (`dnabird.variants.resume`) scores each chunk and the background with."""
+
+    scorer: object
+    setup: Setup
+    genome: Genome
+    sites: TssWindows | None
+    batch_size: int
+    ctx: distributed.Context
+    settings: dict  # `VariantScores.settings` of every result
+
+    def mine(self, alleles: Iterable[Allele]) -> Iterable[Allele]:
+        """The alleles this rank scores under torchrun: those whose record is its rank modulo the world size."""
+        return (a for a in alleles if a.record % self.ctx.world_size == self.ctx.rank)
+
+    def score(self, alleles: Iterable[Allele], bar=None) -> VariantScores:
+        """Scores of `alleles` (with `settings`); `bar` advances as windows are scored."""
+        scores = score_windows(self.scorer, self.setup, alleles,
+                               lambda allele: allele_windows(allele, self.genome, self.setup, self.sites),
+                               self.batch_size, bar)
+        scores.settings = self.settings
+        return scores
+
+    def merged(self, part: VariantScores) -> VariantScores:
+        """Every rank's `part` merged in input order, on every rank (`part` itself in a single process)."""
+        if not self.ctx.distributed:
+            return part
+        parts = [None] * self.ctx.world_size
+        torch.distributed.all_gather_object(parts, part)
+        return VariantScores.concat(parts)
+
+
+def prepare_scoring(model, genome: str | os.PathLike | Genome, *, tss: str | os.PathLike | None = None,
+                    batch_size: int = 16, device: str = "auto", tokenizer=None, task=None,
+                    **settings) -> Scoring:
+    """Load `model` (joining torchrun's process group), open `genome` and resolve the settings
+    (`resolve_setup`'s keyword arguments) as `score_variants` does."""
     reject(not isinstance(batch_size, int) or batch_size < 1, "batch_size", batch_size, "a positive integer")
     ctx = distributed.setup(device)
     predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device)
     genome = genome if isinstance(genome, Genome) else Genome(genome)
-    setup = resolve_setup(predictor, method=method, rc=rc, tss=tss, window_bp=window_bp, eval_length=eval_length,
-                          flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch, bp_per_token=bp_per_token,
-                          checkpoint=model if isinstance(model, (str, os.PathLike)) else None)
+    setup = resolve_setup(predictor, tss=tss, checkpoint=model if isinstance(model, (str, os.PathLike)) else None,
+                          **settings)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
-    scorer = SCORERS[setup.method](predictor, setup)
-    alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
-    with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
-        part = score_windows(scorer, setup, alleles, lambda allele: allele_windows(allele, genome, setup, sites),
-                             batch_size, bar)
-    part.settings = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
-                     "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
-    if not ctx.distributed:
-        return part
-    parts = [None] * ctx.world_size
-    torch.distributed.all_gather_object(parts, part)
-    distributed.teardown(ctx)
-    return VariantScores.concat(parts)
+    recorded = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
+                "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
+    return Scoring(SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx, recorded)
 
 
 def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int,
