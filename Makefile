@@ -14,7 +14,10 @@ RESULT_RUNS ?= runs/demo
 
 BIN := $(VENV)/bin
 
-.PHONY: install test test-slow lint demo results
+# Arguments of the GPU acceptance run (`make gpu-check`), e.g. GPU_CHECK_ARGS='--smoke' for its tiny CPU form.
+GPU_CHECK_ARGS ?= --out gpu_check.md
+
+.PHONY: install test test-slow lint demo results gpu-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +40,12 @@ test: lint
 # the short forms of the comparison pipelines (the 256-token long-range text task: 7.5-9 minutes).
 test-slow: install
 	$(BIN)/python -m pytest -m "slow and not gpu and not manual" $(PYTEST_ARGS)
+
+# The GPU acceptance run on one CUDA GPU (benchmarks/README.md: parity of every backend, a bigbird-base step per
+# backend beside transformers, GENA-LM's layout, text_longdoc in bf16 on three seeds): one table, under 8 minutes.
+gpu-check: install
+	$(BIN)/python -m pip install --quiet -e ".[dev,gpu]"
+	$(BIN)/python benchmarks/gpu_check.py $(GPU_CHECK_ARGS)
 
 # The embedded default end to end (fetch toy -> corpus -> tokenizer -> shards ...); outputs in runs/demo.
 demo: install

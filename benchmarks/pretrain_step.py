@@ -52,6 +52,10 @@ def _measure(job: dict) -> dict:
     from dnabird.model.heads import PretrainingModel
 
     device = torch.device(job["device"])
+    if job.get("backend"):  # one attention backend: the device's "auto" list becomes that backend alone
+        from dnabird.attention.backends import AUTO_ORDER
+
+        AUTO_ORDER[device.type] = (job["backend"],)
     config = preset(job["preset"], max_positions=max(4096, job["length"]))
     data = _batch(config.vocab_size, job["batch"], job["length"], device)
     if job["impl"] == "dnabird":
@@ -98,13 +102,26 @@ def _measure(job: dict) -> dict:
             else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
     masked = int((data["mlm_labels"] != -100).sum())
     flops = model_flops(config, job["batch"], job["length"], masked)
-    return {**job, "tokens_per_s": job["batch"] * job["length"] / seconds, "peak_mib": peak / 2**20,
-            "mfu": flops / seconds / PEAK_FLOPS if device.type == "cuda" else None}
+    return {**job, "tokens_per_s": job["batch"] * job["length"] / seconds, "peak_mib": peak / 2**20, "flops": flops,
+            "seconds": seconds, "mfu": flops / seconds / PEAK_FLOPS if device.type == "cuda" else None}
+
+
+def _measure_or_error(job: dict) -> dict:
+    """`_measure(job)`, or its exception as text: an exception that does not unpickle in the parent (one whose
+    __init__ takes other arguments than its message) would leave the pool waiting for ever."""
+    try:
+        return _measure(job)
+    except Exception as err:  # noqa: BLE001 - re-raised in the parent by `run_isolated`
+        return {"error": f"{type(err).__name__}: {err}"}
 
 
 def run_isolated(job: dict) -> dict:
+    """`_measure(job)` in a fresh process; its exception is raised here as a RuntimeError naming the job."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_measure, (job,))
+        result = pool.apply(_measure_or_error, (job,))
+    if "error" in result:
+        raise RuntimeError(f"{job}: {result['error']}")
+    return result
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from dnabird.genome.reference import Genome
 from dnabird.variants import score_variants
-from dnabird.variants.evaluate import effect_aurocs, read_truth
+from dnabird.variants.evaluate import read_truth, truth_rankings
 from dnabird.variants.records import read_alleles
 
 
@@ -104,9 +104,9 @@ def main() -> None:
             effects = table.assign(effect=-table[column])
             cells = []
             for snv_only in (False, True):
-                rows = effect_aurocs(effects, truth[truth["snv"]] if snv_only else truth, "effect",
-                                     resamples=args.bootstrap)
-                cells += [f"{r['auroc']:.3f} [{r['interval'][0]:.2f}, {r['interval'][1]:.2f}]"
+                rows = truth_rankings(effects, truth[truth["snv"]] if snv_only else truth, "effect",
+                                      resamples=args.bootstrap)
+                cells += [f"{r['auroc']:.3f} [{r['auroc_interval'][0]:.2f}, {r['auroc_interval'][1]:.2f}]"
                           for r in (rows["distant_neutral"], rows["in_element_control"])]
             print(f"| {name} | −{column} | " + " | ".join(cells) + " |")
 

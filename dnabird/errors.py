@@ -11,7 +11,19 @@ from operator import attrgetter
 
 
 class DnabirdError(Exception):
-    """Base class of all dnabird errors."""
+    """Base class of all dnabird errors. Each pickles as its message and attributes, so it crosses process
+    boundaries (multiprocessing pools, `torch.distributed`) whatever its own `__init__` takes."""
+
+    def __reduce__(self):
+        return _rebuild, (type(self), str(self), self.__dict__)
+
+
+def _rebuild(cls: type, message: str, attributes: dict) -> Exception:
+    """An error of class `cls` with `message` and `attributes`, without calling its `__init__`."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(attributes)
+    return error
 
 
 class ParameterError(DnabirdError, ValueError):

@@ -63,10 +63,10 @@ def report_figures(table: str, report: dict, prefix: str = "") -> list[Figure]:
         return [Figure(table, prefix + name, f"bits/bp {where}", entry[name]["bits_per_base"])
                 for where, entry in (("at [MASK]", report["at_mask"]), ("all selected", report))
                 for name in ("model", "one_sentence", "unigram", "markov_6") if name in entry]
-    if "scorers" in report:  # variant effects ranked against a truth table
+    if "scorers" in report:  # variant effects benchmarked against a truth table
         return [Figure(table, prefix + column, f"AUROC {versus.replace('_', ' ')}", entry["auroc"],
-                       tuple(entry["interval"]) if entry.get("interval") else None)
-                for scorer in report["scorers"].values() for column, classes in scorer.get("auroc", {}).items()
+                       tuple(entry["auroc_interval"]) if entry.get("auroc_interval") else None)
+                for scorer in report["scorers"].values() for column, classes in scorer.get("benchmark", {}).items()
                 for versus, entry in classes.items() if isinstance(entry, dict) and entry.get("auroc") is not None]
     test = report.get("test")
     if isinstance(test, dict) and "rows" in test:  # the fine-tuning recipe's test table

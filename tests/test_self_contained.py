@@ -7,7 +7,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ["README.md", "Makefile", "pyproject.toml", "dnabird", "tests", "benchmarks", "pipelines",
            "data_manifests"]
 MARKDOWN_NAME = re.compile(r"[A-Za-z0-9_./-]+\.md\b")
-GENERATED = {"report.md"}  # what the `report` stage writes into a run folder, not a document of the project
+# what the `report` stage writes into a run folder and benchmarks/gpu_check.py's usual `--out`: outputs, not documents
+GENERATED = {"report.md", "gpu_check.md"}
 
 
 def scanned_files():

@@ -28,9 +28,13 @@ def run(args: argparse.Namespace) -> None:
     labels = tuple(args.labels.split(",")) if args.labels else None
     task = TaskOptions(labels=labels, window_bp=args.window, anchor=args.anchor, strand_rule=args.strand_rule,
                        eval_length=args.eval_length, task=args.task)
-    made = import_hub_checkpoint(args.source, args.output, tokenizer=args.tokenizer, task=task)
+    made = import_hub_checkpoint(args.source, args.output, tokenizer=args.tokenizer, task=task,
+                                 bp_per_token=args.bp_per_token)
     print(f"wrote {args.output} ({sum(p.numel() for p in made['model'].parameters()):,} parameters; "
           f"{made['heads']}; tokenizer: {made['tokenizer'] or 'none, see the warning above'})")
+    if made["bp_per_token"] is not None:
+        print(f"bp per token: {made['bp_per_token'].value} ({made['bp_per_token'].source}), sizes default mlm_llr "
+              "windows")
 
 
 def register(subparsers) -> None:
@@ -43,6 +47,9 @@ def register(subparsers) -> None:
     bigbird = parser.add_argument_group("BigBird: tokenizer, and the task.json of a classifier")
     bigbird.add_argument("--tokenizer", help="the model's tokenizer (tokenizer.json with special_tokens_map.json "
                                              "beside it, or a .model) when SOURCE has none")
+    bigbird.add_argument("--bp-per-token", type=float,
+                         help="the tokenizer's mean bp per token on the model's genome, stored with the checkpoint "
+                              "to size default mlm_llr windows (default: measured on a fixed random sequence)")
     bigbird.add_argument("--labels", help="classifier: comma-separated output names, one per logit")
     bigbird.add_argument("--window", type=int, help="classifier: input window in bp")
     bigbird.add_argument("--anchor", help="classifier: 'centre' or 'tss:-U:+D' (where the window sits)")

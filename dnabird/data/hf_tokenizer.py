@@ -1,10 +1,13 @@
 """`HFTokenizer`: a DNA tokenizer read from a Hugging Face `tokenizer.json`, as published checkpoints bring it.
 
 The special tokens are the ones `special_tokens_map.json` (or `tokenizer_config.json`) beside it names, never
-guessed, at the file's own ids (GENA-LM's: [UNK]=0, [CLS]=1, [SEP]=2, [PAD]=3, [MASK]=4). Unlike transformers
-on the same file: lower case reads as upper case (transformers makes GENA-LM's soft-masked bases [UNK]);
-letters outside the file's single-letter pieces are an error naming the record; a run the normalizer
-replaces (GENA-LM: >= 10 N become `-`, which decodes to nothing) spans the whole run in `offsets`.
+guessed, at the file's own ids (GENA-LM's: [UNK]=0, [CLS]=1, [SEP]=2, [PAD]=3, [MASK]=4). The ids are
+transformers' `PreTrainedTokenizerFast` ids on the same file for upper-case input, [CLS]/[SEP] included: a
+character with no piece of its own (an `N` where the file has no `N`, an IUPAC letter, a digit) is the file's
+unk token, as its model makes it, and a run the normalizer replaces (GENA-LM: >= 10 N become `-`, which
+decodes to nothing) is the normalizer's token. Two differences, both deliberate: lower case reads as upper
+case (transformers makes GENA-LM's soft-masked bases [UNK]), and `offsets` gives a replaced run the whole
+run's span (transformers: its last base), so the spans tile the sequence.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class HFTokenizer(DnaTokenizer, TokenizersBackedTokenizer):
 
     Use `HFTokenizer.load(directory or tokenizer.json)`.
     """
+
+    unknown_is_unk = True  # as transformers: a character without a piece is the unk token, never an error
 
     def __init__(self, tokenizer_json: str, special_tokens: dict[str, str], *, path: str | os.PathLike | None = None):
         self.path = Path(path) if path is not None else None
@@ -109,7 +114,7 @@ class HFTokenizer(DnaTokenizer, TokenizersBackedTokenizer):
 
     def offsets(self, sequence: str) -> list[tuple[int, int]]:
         """Each token's 0-based half-open bp span in `sequence`, tiling it: a token that stands for a replaced
-        run (GENA-LM's `-`) spans the whole run."""
+        run (GENA-LM's `-`) spans the whole run, an unk token the character(s) it stands for."""
         upper = self.checked_upper(sequence, None)[0]
         return self.tiling_spans([end for _, end in self._tokenizer.encode(upper, add_special_tokens=False).offsets])
 

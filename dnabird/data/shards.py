@@ -236,6 +236,17 @@ class ShardReader(contextlib.AbstractContextManager):
         document_id = shard["document_ids"].asstr()[local]
         return TokenizedDocument(document_id, chrom, sentences, coords[:, 1:])
 
+    def bp_per_token(self) -> float:
+        """Mean bp per token over every sentence of the shards (total sentence bp / total tokens)."""
+        bases = tokens = 0
+        for index in range(len(self.paths)):
+            shard = self._file(index)
+            coords = shard["coords"][:, 1:]
+            bases, tokens = bases + int((coords[:, 1] - coords[:, 0]).sum()), tokens + len(shard["ids"])
+        if not tokens:
+            raise InputFormatError("shards hold no tokens", path=self.paths[0].parent)
+        return bases / tokens
+
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_files": {}}
 

@@ -4,7 +4,8 @@
 (sha256 hex of the bytes that define the ids), padding to blocks (`pad_batch`, `encode_batch`) and `save`.
 Backends: `SentencePieceTokenizer` (the DNA `Tokenizer`, `TextTokenizer`) and `TokenizersBackedTokenizer`
 (`HFTokenizer`, `PretrainedTokenizer`). `DnaTokenizer` adds DNA input: the `alphabet` (lower case reads as
-upper case, other letters fail by record), bp spans (`piece_lengths`, `offsets`) and `bp_per_token`.
+upper case; a character outside it is [UNK] where the tokenizer's model says so — `HFTokenizer` — and
+otherwise an error naming the record), bp spans (`piece_lengths`, `offsets`), `unk_tokens` and `bp_per_token`.
 Callers take every special id from the instance, never from a constant.
 """
 
@@ -16,6 +17,7 @@ import hashlib
 import io
 import os
 import re
+import string
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from dnabird.io import atomic_output
 # the fixed layout of every tokenizer dnabird trains: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, [MASK]=4
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 SPECIAL_NAMES = ("pad", "unk", "cls", "sep", "mask")  # the special-id attributes: pad_id, unk_id, …
+_ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)  # one character stays one
 
 
 def check_sequence(sequence: str, record: str, alphabet: str) -> None:
@@ -232,9 +235,12 @@ class TokenizersBackedTokenizer(TokenizerBase):
 
 
 class DnaTokenizer(TokenizerBase):
-    """A tokenizer of DNA: subclasses also set `alphabet` (the upper-case letters they encode) and `offsets`."""
+    """A tokenizer of DNA: subclasses also set `alphabet` (the upper-case letters with a piece of their own),
+    `unknown_is_unk` (True: a character outside the alphabet is the unk token, as the tokenizer's model makes
+    it; False: an error naming the record) and `offsets`."""
 
     alphabet: str
+    unknown_is_unk: bool = False
 
     @abc.abstractmethod
     def offsets(self, sequence: str) -> list[tuple[int, int]]:
@@ -253,12 +259,21 @@ class DnaTokenizer(TokenizerBase):
         return super().encode(upper, num_threads=num_threads)
 
     def checked_upper(self, sequences: str | Sequence[str], record: str | None) -> list[str]:
-        """The sequences upper-cased, each checked (`record`, with the index appended for a list)."""
+        """The sequences with ASCII lower case upper-cased (each character stays one), each checked against
+        `alphabet` unless `unknown_is_unk` (`record` names it, with the index appended for a list)."""
         single = isinstance(sequences, str)
-        upper = [sequence.upper() for sequence in ([sequences] if single else sequences)]
-        for index, sequence in enumerate(upper):
-            check_sequence(sequence, f"{record or 'sequence'}{'' if single else f' {index}'}", self.alphabet)
+        upper = [sequence.translate(_ASCII_UPPER) for sequence in ([sequences] if single else sequences)]
+        if not self.unknown_is_unk:
+            for index, sequence in enumerate(upper):
+                check_sequence(sequence, f"{record or 'sequence'}{'' if single else f' {index}'}", self.alphabet)
         return upper
+
+    def unk_tokens(self, sequence: str) -> int:
+        """How many unk tokens `sequence` reads as: 0 where a character without a piece is an error, or where
+        every character has a piece of its own (not encoded then); else the unk ids of its encoding."""
+        if not self.unknown_is_unk or set(sequence.translate(_ASCII_UPPER)) <= set(self.alphabet):
+            return 0
+        return self.encode(sequence).count(self.unk_id)
 
     @staticmethod
     def tiling_spans(ends: Sequence[int]) -> list[tuple[int, int]]:

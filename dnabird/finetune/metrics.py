@@ -31,7 +31,7 @@ def _check(labels: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return labels.astype(bool), scores
 
 
-def _weighted_binary(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
+def weighted_binary(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray) -> dict[str, np.ndarray]:
     """Each metric for each row of `weights` ([R, N] example weights); NaN where undefined."""
     predicted = scores >= 0.5
     tp, fp, fn, tn = ((weights * (y & p)).sum(1) for p in (predicted, ~predicted) for y in (labels, ~labels))
@@ -60,7 +60,7 @@ def _weighted_binary(labels: np.ndarray, scores: np.ndarray, weights: np.ndarray
     return out
 
 
-def _resample_weights(n: int, groups: Sequence | None, resamples: int, seed: int) -> np.ndarray:
+def resample_weights(n: int, groups: Sequence | None, resamples: int, seed: int) -> np.ndarray:
     """[resamples, n] weights: how often each example is drawn when whole `groups` (None: examples) are
     drawn with replacement."""
     rng = np.random.default_rng(seed)
@@ -85,7 +85,7 @@ def _finite_or_none(value: float) -> float | None:
 def binary_metrics(labels: Sequence[int], scores: Sequence[float]) -> dict:
     """Accuracy, precision, recall, F1, MCC, AUROC, AUPRC and the confusion matrix of one set of predictions."""
     labels, scores = _check(labels, scores)
-    values = _weighted_binary(labels, scores, np.ones((1, len(labels))))
+    values = weighted_binary(labels, scores, np.ones((1, len(labels))))
     report = {name: _finite_or_none(values[name][0]) for name in BINARY_METRICS}
     report["confusion"] = {cell: int(values[cell][0]) for cell in ("tn", "fp", "fn", "tp")}
     report["examples"], report["positives"] = int(len(labels)), int(labels.sum())
@@ -100,7 +100,7 @@ def bootstrap_intervals(labels: Sequence[int], scores: Sequence[float], *, group
     labels, scores = _check(labels, scores)
     reject(resamples < 1 or not 0 < level < 1, "resamples, level", (resamples, level),
            "an integer >= 1 and a level in (0, 1)")
-    values = _weighted_binary(labels, scores, _resample_weights(len(labels), groups, resamples, seed))
+    values = weighted_binary(labels, scores, resample_weights(len(labels), groups, resamples, seed))
     return {name: _interval(values[name][np.isfinite(values[name])], level) for name in metrics}
 
 
@@ -128,7 +128,7 @@ def multilabel_metrics(labels: np.ndarray, scores: np.ndarray, names: Sequence[s
     ones = np.ones((1, len(labels)))
     per_label = {}
     for k, name in enumerate(names):
-        values = _weighted_binary(labels[:, k].astype(bool), scores[:, k], ones)
+        values = weighted_binary(labels[:, k].astype(bool), scores[:, k], ones)
         per_label[name] = {"auroc": _finite_or_none(values["auroc"][0]), "auprc": _finite_or_none(values["auprc"][0]),
                            "positives": int(labels[:, k].sum())}
 
@@ -152,9 +152,9 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
     of whole `clusters`) with replacement, every label's AUROC recomputed on each draw, the median over
     the group's labels defined on that draw."""
     labels, scores = np.asarray(labels).astype(bool), np.asarray(scores, dtype=np.float64)
-    weights = _resample_weights(len(labels), clusters, resamples, seed)
+    weights = resample_weights(len(labels), clusters, resamples, seed)
     index = {name: k for k, name in enumerate(names)}
-    aurocs = {m: _weighted_binary(labels[:, index[m]], scores[:, index[m]], weights)["auroc"]
+    aurocs = {m: weighted_binary(labels[:, index[m]], scores[:, index[m]], weights)["auroc"]
               for m in dict.fromkeys(m for members in groups.values() for m in members)}
     out = {}
     for group, members in groups.items():

@@ -1,6 +1,7 @@
 """Import a Hugging Face BigBird directory, as `huggingface-cli download` or `git clone` leaves it, into a
 dnabird checkpoint: the weights (`from_hf_bigbird`), the tokenizer files, and for a classifier the
-`task.json` its source cannot state (window, anchor, labels), given by the caller.
+`task.json` its source cannot state (window, anchor, labels), given by the caller, and the tokenizer's bp per
+token (`dnabird.model.bp_per_token`: given, else measured on the reference sequence).
 
 Everything is read and checked before anything is written: each error names the file and the setting, and
 the output directory is left untouched.
@@ -13,7 +14,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from dnabird.errors import ConfigError
+from dnabird.errors import ConfigError, reject
+from dnabird.model.bp_per_token import BpPerToken, reference_bp_per_token, write_bp_per_token
 from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.heads import SequenceClassifier
 from dnabird.model.hf import check_tokenizer_fits, from_hf_bigbird
@@ -81,12 +83,16 @@ def task_spec(model: SequenceClassifier, options: TaskOptions, tokenizer, where:
 
 
 def import_hub_checkpoint(source: str | os.PathLike, out: str | os.PathLike, *,
-                          tokenizer: str | os.PathLike | None = None, task: TaskOptions | None = None) -> dict:
+                          tokenizer: str | os.PathLike | None = None, task: TaskOptions | None = None,
+                          bp_per_token: float | None = None) -> dict:
     """Convert the Hugging Face BigBird directory `source` into the dnabird checkpoint `out`.
 
     tokenizer: the model's tokenizer when `source` has no `tokenizer.json` (or to override it).
     task: a classifier's task options (required for `BigBirdForSequenceClassification`, refused otherwise).
-    Returns what was written: {"model", "heads", "tokenizer", "task"}.
+    bp_per_token: the tokenizer's bp per token on the model's genome, stored with the checkpoint to size
+        default variant-scoring windows (default: its figure on the reference sequence,
+        `dnabird.model.bp_per_token`); needs a tokenizer.
+    Returns what was written: {"model", "heads", "tokenizer", "task", "bp_per_token"}.
     """
     source, task = Path(source), task or TaskOptions()
     model = from_hf_bigbird(source)
@@ -102,5 +108,14 @@ def import_hub_checkpoint(source: str | os.PathLike, out: str | os.PathLike, *,
                           "this checkpoint has none (BigBirdForSequenceClassification only)")
     else:
         heads = "MLM and NSP heads" if model.nsp is not None else "MLM head, no NSP head"
+    reject(found is None and bp_per_token is not None, "bp_per_token", bp_per_token,
+           "None: the checkpoint has no tokenizer (give --tokenizer)")
+    figure = None
+    if found is not None:
+        figure = BpPerToken(bp_per_token, "given at import") if bp_per_token is not None else \
+            reference_bp_per_token(found)
     save_checkpoint(model, out, tokenizer_files=() if found is None else found.files, task=spec)
-    return {"model": model, "heads": heads, "tokenizer": None if found is None else found.path, "task": spec}
+    if figure is not None:
+        write_bp_per_token(out, figure)
+    return {"model": model, "heads": heads, "tokenizer": None if found is None else found.path, "task": spec,
+            "bp_per_token": figure}

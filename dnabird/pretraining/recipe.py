@@ -1,5 +1,6 @@
-"""The pretraining recipe: tokenizer + shards + a model preset -> `train(...)` -> checkpoints and a
-held-out report. `dnabird pretrain` and the pipeline's `pretrain` stage both call `pretrain(config)`.
+"""The pretraining recipe: tokenizer + shards + a model preset -> `train(...)` -> checkpoints (the final model
+with its tokenizer's bp per token on the held-out shards, `dnabird.model.bp_per_token`) and a held-out report.
+`dnabird pretrain` and the pipeline's `pretrain` stage both call `pretrain(config)`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dnabird.config import RecipeConfig
 from dnabird.data.pretraining import PretrainingExamples, collate
 from dnabird.errors import DnabirdError, reject, require_paths
 from dnabird.io import write_json_atomic
+from dnabird.model.bp_per_token import BpPerToken, write_bp_per_token
 from dnabird.model.config import recipe_encoder_config
 from dnabird.pretraining.evaluate import BASELINES, EVAL_SETTINGS, format_report, heldout_report
 from dnabird.pretraining.objective import mlm_nsp_loss
@@ -85,9 +87,21 @@ def pretrain(config: PretrainConfig, *, resume: bool = False) -> dict:
         run.fit(model, mlm_nsp_loss, examples, config.train,
                 collate_fn=functools.partial(collate, pad_id=tokenizer.pad_id), resume=resume,
                 run_info={"pretrain": dataclasses.asdict(config)}, tokenizer_files=tokenizer.files)
+        if run.is_main:
+            write_bp_per_token(Path(config.train.out_dir) / "model", shards_bp_per_token(config))
         if run.is_main and config.heldout_shards and config.eval_examples:
             report = _evaluate(model, config, tokenizer, run.device)
     return report
+
+
+def shards_bp_per_token(config: PretrainConfig) -> BpPerToken:
+    """The tokenizer's bp per token on the held-out shards (else the training shards), stored with the model
+    to size default variant-scoring windows (`dnabird.model.bp_per_token`)."""
+    from dnabird.data.shards import ShardReader
+
+    split = "held-out" if config.heldout_shards else "training"
+    with ShardReader(config.heldout_shards or config.train_shards) as shards:
+        return BpPerToken(shards.bp_per_token(), f"pretraining: {split} shards")
 
 
 def _evaluate(model, config: PretrainConfig, tokenizer, device) -> dict:

@@ -59,17 +59,23 @@ def _finetuned(report: dict) -> tuple[str, list[str]]:
 
 
 def _variants(report: dict) -> tuple[str, list[str]]:
-    lines = ["| scorer | effect | disruptive vs distant neutral | vs in-element controls | seconds |",
-             "|---|---|---|---|---|"]
+    lines = ["Disruptive vs each neutral class, benchmarked (`dnabird benchmark-variants`' metrics on `variants/"
+             "labels.tsv`): AUROC and AUPRC with 95 % bootstrap intervals (disruptive vs neutral variants scored).", "",
+             "| scorer | effect | vs distant neutral: AUROC | AUPRC | vs in-element controls: AUROC | AUPRC "
+             "| seconds |",
+             "|---|---|---|---|---|---|---|"]
     heads = []
     for scorer, entry in report["scorers"].items():
-        for column, rows in entry.get("auroc", {}).items():
-            cells = [f"{_interval(rows[c]['auroc'], rows[c]['interval'])} ({rows[c]['disruptive']} vs "
-                     f"{rows[c]['neutral']})" for c in ("distant_neutral", "in_element_control")]
+        for column, rows in entry.get("benchmark", {}).items():
+            cells = []
+            for c in ("distant_neutral", "in_element_control"):
+                row = rows[c]
+                cells += [f"{_interval(row.get('auroc'), row.get('auroc_interval'))} ({row['positives']} vs "
+                          f"{row['negatives']})", _interval(row.get("auprc"), row.get("auprc_interval"))]
             effect = entry.get("effect", "−LLR" if scorer == "mlm_llr" else "max |Δp|").replace("|", "\\|")
-            lines.append(f"| {column} | {effect} | {cells[0]} | {cells[1]} | {entry['seconds']:.0f} |")
+            lines.append(f"| {column} | {effect} | {' | '.join(cells)} | {entry['seconds']:.0f} |")
             if column == scorer:
-                heads.append(f"{scorer} AUROC {cells[0].split(' (')[0]} / {cells[1].split(' (')[0]}")
+                heads.append(f"{scorer} AUROC {cells[0].split(' (')[0]} / {cells[2].split(' (')[0]}")
     lines.append("\nAlleles each scorer could not score, with the reasons, are listed beside its table:")
     for scorer, entry in report["scorers"].items():
         summary = entry["summary"]

@@ -1,11 +1,14 @@
-"""Stage `variants`: score a VCF with the run's models and, given a truth table, measure the ranking.
+"""Stage `variants`: score a VCF with the run's models and, given a truth table, benchmark the ranking.
 
 Scorers: `mlm_llr` (the pretrained model zero-shot: effect −LLR, mean over ALTs, and `mlm_llr_per_bp` beside it,
-the one to rank by when indels mix with SNVs), `promoter` (the head in every lifted TSS window holding the
-variant), `chromatin` (the head centred on the variant, overall and per group). A head's `effect` is the largest
-change over its outputs of the log odds (default) or of the probability. With a truth table, each scorer's
-AUROC vs distant neutral and vs in-element controls (chromatin: also over TF-motif variants alone) goes into
-`report.json` (docs/variant-scoring.md). Outputs: `<scorer>.tsv`, `<scorer>.unscored.tsv`, `effects.tsv`,
+the one to rank by when indels mix with SNVs), `embed_dist` (the pretrained model's embedding distance between
+the REF and ALT windows), `promoter` (the head in every lifted TSS window holding the variant), `chromatin` (the
+head centred on the variant, overall and per group). A head's `effect` is the largest change over its outputs of
+the log odds (default) or of the probability. With a truth table, the stage writes its labels table
+(`labels.tsv`, as `dnabird benchmark-variants` reads it) and each scorer's benchmark (AUROC, AUPRC, AUPRC by
+chromosome, top-k odds ratio with bootstrap intervals; `dnabird.variants.evaluate`) of disruptive vs distant
+neutral and vs in-element controls (chromatin: also over TF-motif variants alone) goes into `report.json` under
+`benchmark` (docs/variant-scoring.md). Outputs: `<scorer>.tsv`, `<scorer>.unscored.tsv`, `effects.tsv`,
 `report.json`, `effects.png`, and an ISM map (`ism.h5`, `ism.png`) of `ism_region`, by default the first
 disruptive variant's element (a TF motif when the chromatin head scores) widened by `ism_margin_bp`.
 """
@@ -24,7 +27,8 @@ from dnabird.io import write_json_atomic
 from dnabird.pipeline import RunContext, Stage
 from dnabird.stages import optional_output
 
-SCORERS = ("mlm_llr", "promoter", "chromatin")
+SCORERS = ("mlm_llr", "embed_dist", "promoter", "chromatin")
+PRETRAINED = ("mlm_llr", "embed_dist")  # scorers that read the pretrained model
 PROMOTER_KINDS = ("TATA", "Inr", "GCbox")
 TF_MOTIF_ROW = "chromatin, TF-motif variants only"
 EFFECTS = {"abs_logit_diff": "max |Δ log odds|", "abs_diff": "max |Δp|"}  # a head's effect -> its name
@@ -35,14 +39,15 @@ class VariantsConfig:
     """vcf, genome, truth, elements: paths (null: the `fetch` stage's; truth "none": no evaluation).
     scorers: any of `SCORERS`. mlm_window_bp, mlm_eval_length: the zero-shot windows (odd, so the variant's
     base is the centre; eval_length null: what the window needs at the tokenizer's bp per token). rc:
-    "average" or "forward" for centred windows (TSS windows follow the transcript). ism_region:
-    "chrom:start-end" (1-based) or null (see the module docstring)."""
+    "average" or "forward" for centred windows (TSS windows follow the transcript). top_k: the benchmark's
+    odds-ratio top (a fraction of the scored variants, or a count). ism_region: "chrom:start-end" (1-based)
+    or null (see the module docstring)."""
 
     vcf: str | None = None
     genome: str | None = None
     truth: str | None = None
     elements: str | None = None
-    scorers: list[str] = field(default_factory=lambda: ["mlm_llr", "promoter", "chromatin"])
+    scorers: list[str] = field(default_factory=lambda: ["mlm_llr", "embed_dist", "promoter", "chromatin"])
     mlm_window_bp: int = 1001
     mlm_eval_length: int | None = None
     rc: str = "average"
@@ -51,6 +56,7 @@ class VariantsConfig:
     ism_region: str | None = None
     ism_margin_bp: int = 10
     bootstrap_resamples: int = 1000
+    top_k: float = 0.1
     seed: int = 0
 
     def __post_init__(self):
@@ -70,7 +76,7 @@ def _paths(config: VariantsConfig, context: RunContext) -> dict[str, Path | None
         given = getattr(config, name)
         paths[name] = None if given == "none" else Path(given) if given else optional_output(context, "fetch", output)
     for scorer in config.scorers:
-        stage = "pretrain" if scorer == "mlm_llr" else scorer
+        stage = "pretrain" if scorer in PRETRAINED else scorer
         paths[scorer] = context.output(stage, "model")
     if "promoter" in config.scorers:
         paths["tss"] = context.output("promoter", "tss")
@@ -89,7 +95,10 @@ def _method(scorer: str, config: VariantsConfig, paths: dict) -> dict:
 
 
 def _effects(scorer: str, scores, effect: str) -> pd.DataFrame:
-    """Per variant: −LLR for mlm_llr; for a head the maximum of `effect` over outputs (and per group)."""
+    """Per variant: −LLR for mlm_llr, the distance for embed_dist; for a head the maximum of `effect` over
+    outputs (and per group)."""
+    if scorer == "embed_dist":
+        return scores.per_variant("diff", "mean")[["id", "all"]].rename(columns={"all": scorer})
     if scorer == "mlm_llr":
         table = scores.per_variant("diff", "mean", outputs=["llr"])[["id", "all"]]
         table["all"] = -table["all"]
@@ -119,7 +128,8 @@ def _ism_region(config: VariantsConfig, paths: dict, truth) -> str | None:
 def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     from dnabird.genome.reference import Genome
     from dnabird.variants import score_variants
-    from dnabird.variants.evaluate import effect_aurocs, plot_effects, read_truth
+    from dnabird.variants.embed import embedding_distances
+    from dnabird.variants.evaluate import plot_effects, read_truth, truth_labels, truth_rankings
     from dnabird.variants.ism import saturation_mutagenesis
     from dnabird.variants.writers import write_skipped, write_tsv
 
@@ -127,24 +137,32 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
     genome = Genome(paths["genome"])
     truth = read_truth(paths["truth"]) if paths["truth"] else None
     report, effects, columns = {"scorers": {}}, None, {}
+    if truth is not None:
+        truth_labels(truth).to_csv(stage_dir / "labels.tsv", sep="\t", index=False)
     for scorer in config.scorers:
         started = time.perf_counter()
-        scores = score_variants(paths[scorer], genome, paths["vcf"], batch_size=config.batch_size, device="cpu",
-                                **_method(scorer, config, paths))
+        if scorer == "embed_dist":
+            scores = embedding_distances(paths[scorer], genome, paths["vcf"], rc=config.rc,
+                                         window_bp=config.mlm_window_bp, eval_length=config.mlm_eval_length,
+                                         batch_size=config.batch_size, device="cpu")
+        else:
+            scores = score_variants(paths[scorer], genome, paths["vcf"], batch_size=config.batch_size, device="cpu",
+                                    **_method(scorer, config, paths))
         write_tsv(scores, stage_dir / f"{scorer}.tsv")
         write_skipped(scores, stage_dir / f"{scorer}.unscored.tsv")
         table = _effects(scorer, scores, config.effect)
         effects = table if effects is None else effects.merge(table, on="id", how="outer")
-        entry = {"effect": "−LLR" if scorer == "mlm_llr" else EFFECTS[config.effect],
+        entry = {"effect": {"mlm_llr": "−LLR", "embed_dist": "embedding distance"}.get(scorer, EFFECTS[config.effect]),
                  "summary": scores.summary(), "unscored": f"{scorer}.unscored.tsv", "settings": scores.settings,
                  "seconds": round(time.perf_counter() - started, 1)}
         if truth is not None:
-            aurocs = partial(effect_aurocs, table, truth, seed=config.seed, resamples=config.bootstrap_resamples)
+            rankings = partial(truth_rankings, table, truth, top_k=config.top_k, seed=config.seed,
+                               resamples=config.bootstrap_resamples)
             kinds = PROMOTER_KINDS if scorer == "promoter" else None
-            entry["auroc"] = {column: aurocs(column, kinds=kinds) for column in table.columns if column != "id"}
+            entry["benchmark"] = {column: rankings(column, kinds=kinds) for column in table.columns if column != "id"}
             if scorer == "chromatin":   # the disruptions a chromatin label depends on: TF motifs
                 tf_motifs = sorted(set(truth["element_kind"]) - {*PROMOTER_KINDS, ".", ""})
-                entry["auroc"][TF_MOTIF_ROW] = aurocs(scorer, kinds=tf_motifs)
+                entry["benchmark"][TF_MOTIF_ROW] = rankings(scorer, kinds=tf_motifs)
             columns[scorer] = scorer
         report["scorers"][scorer] = entry
     effects.to_csv(stage_dir / "effects.tsv", sep="\t", index=False)
@@ -152,7 +170,7 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
                **{f"{scorer}_unscored": stage_dir / f"{scorer}.unscored.tsv" for scorer in config.scorers}}
     if truth is not None:
         plot_effects(effects, truth, columns, stage_dir / "effects.png")
-        outputs["effects_plot"] = stage_dir / "effects.png"
+        outputs.update(effects_plot=stage_dir / "effects.png", labels=stage_dir / "labels.tsv")
     region = _ism_region(config, paths, truth)
     if region is not None:
         scorer = "chromatin" if "chromatin" in config.scorers else "pretrain"

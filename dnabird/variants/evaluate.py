@@ -1,11 +1,13 @@
-"""How well variant effects rank known-disruptive variants above neutral ones, with bootstrap intervals.
+"""How well variant effects rank known-disruptive variants above neutral ones, measured with the benchmark.
 
-A truth table (the embedded default's `variant_truth.tsv`: id, label = disruptive / neutral / ref_mismatch,
-element = the planted element a variant sits in, or ".") sorts variants into `disruptive` (a core base of a
-planted element), `distant_neutral` (away from every element) and `in_element_control` (neutral, inside an
-element: only a model that knows which bases matter ranks disruptive ones above these). AUROC = P(a
-disruptive variant outscores a neutral one of the class), ties one half, with a 95 % percentile-bootstrap
-interval over variants (`dnabird.finetune.metrics`).
+A truth table (the embedded default's `variant_truth.tsv`: chrom, pos, id, ref, alt, label = disruptive /
+neutral / ref_mismatch, element = the planted element a variant sits in, or ".") sorts variants into
+`disruptive` (a core base of a planted element), `distant_neutral` (away from every element) and
+`in_element_control` (neutral, inside an element: only a model that knows which bases matter ranks disruptive
+ones above these). `truth_labels` turns it into a labels table of `dnabird benchmark-variants` (disruptive 1,
+neutral 0), and `truth_rankings` ranks an effect column with `dnabird.variants.benchmark.evaluate`: disruptive
+vs each neutral class as its own comparison (AUROC, AUPRC, AUPRC by chromosome, top-k odds ratio, with 95 %
+bootstrap intervals).
 """
 
 from __future__ import annotations
@@ -14,15 +16,16 @@ import numpy as np
 import pandas as pd
 
 from dnabird.errors import InputFormatError
-from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals
 from dnabird.train.metrics import save_png
+from dnabird.variants.benchmark import evaluate
 
-TRUTH_COLUMNS = ("id", "label", "element")
+TRUTH_COLUMNS = ("chrom", "pos", "ref", "alt", "id", "label", "element")
 NEGATIVE_CLASSES = ("distant_neutral", "in_element_control")
 
 
 def read_truth(path) -> pd.DataFrame:
-    """A truth TSV with at least `TRUTH_COLUMNS`, with a `class` column added (see the module docstring)."""
+    """A truth TSV with at least `TRUTH_COLUMNS`, with `class` and `element_kind` columns added (see the module
+    docstring)."""
     truth = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
     missing = [c for c in TRUTH_COLUMNS if c not in truth.columns]
     if missing:
@@ -34,27 +37,25 @@ def read_truth(path) -> pd.DataFrame:
     return truth
 
 
-def effect_aurocs(effects: pd.DataFrame, truth: pd.DataFrame, column: str, *, kinds=None, resamples: int = 1000,
-                  seed: int = 0) -> dict:
-    """AUROC of `effects[column]` (higher = more disruptive), disruptive vs each neutral class, over the
-    variants both tables hold (joined on `id`); `kinds`: only elements of these kinds (e.g. promoter boxes).
-    Per class: auroc, interval, disruptive and neutral counts (auroc None when a class is empty)."""
-    merged = truth.merge(effects[["id", column]], on="id")
+def truth_labels(truth: pd.DataFrame) -> pd.DataFrame:
+    """The labelled variants of a truth table (`read_truth`) as a `benchmark-variants` labels table: chrom, pos,
+    ref, alt, label (disruptive 1, either neutral class 0), id, class."""
+    kept = truth[truth["class"].isin(["disruptive", *NEGATIVE_CLASSES])]
+    return kept.assign(label=(kept["class"] == "disruptive").astype(int))[
+        ["chrom", "pos", "ref", "alt", "label", "id", "class"]]
+
+
+def truth_rankings(effects: pd.DataFrame, truth: pd.DataFrame, column: str, *, kinds=None, top_k: float = 0.1,
+                   resamples: int = 1000, seed: int = 0) -> dict:
+    """`effects[column]` (higher = more disruptive; joined on `id`) ranked by the benchmark, disruptive vs each
+    neutral class; `kinds`: only elements of these kinds (e.g. promoter boxes). Per class the benchmark's
+    metrics over the variants scored (`positives` disruptive, `negatives` neutral; `unscored` the rest)."""
+    labels = truth_labels(truth).merge(truth[["id", "element_kind"]], on="id")
     if kinds is not None:
-        merged = merged[merged["element_kind"].isin(list(kinds)) | (merged["class"] == "distant_neutral")]
-    positive = merged.loc[merged["class"] == "disruptive", column].to_numpy(float)
-    out = {}
-    for negative_class in NEGATIVE_CLASSES:
-        negative = merged.loc[merged["class"] == negative_class, column].to_numpy(float)
-        row = {"disruptive": len(positive), "neutral": len(negative), "auroc": None, "interval": None}
-        if len(positive) and len(negative):
-            labels = np.r_[np.ones(len(positive), int), np.zeros(len(negative), int)]
-            scores = np.r_[positive, negative]
-            row["auroc"] = binary_metrics(labels, scores)["auroc"]
-            row["interval"] = bootstrap_intervals(labels, scores, resamples=resamples, seed=seed,
-                                                  metrics=("auroc",))["auroc"]
-        out[negative_class] = row
-    return out
+        labels = labels[labels["element_kind"].isin(list(kinds)) | (labels["class"] == "distant_neutral")]
+    merged = labels.merge(effects[["id", column]], on="id", how="left").assign(match_key=None)
+    return {negative: evaluate(merged[merged["class"].isin(["disruptive", negative])], [column], top_k=top_k,
+                               resamples=resamples, seed=seed)[column] for negative in NEGATIVE_CLASSES}
 
 
 def plot_effects(effects: pd.DataFrame, truth: pd.DataFrame, columns: dict[str, str], path) -> None:

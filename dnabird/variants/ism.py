@@ -108,7 +108,7 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
     predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=device)
     genome = genome if isinstance(genome, Genome) else Genome(genome)
     setup = resolve_setup(predictor, method=method, rc=rc, window_bp=window_bp, eval_length=eval_length,
-                          flank_bp=flank_bp, genome=genome)
+                          flank_bp=flank_bp, checkpoint=model if isinstance(model, (str, os.PathLike)) else None)
     reject(setup.anchor.kind != "centre", "model", model, "a model with centre-anchored windows (a pretrained MLM "
            "or a centre-anchored head): saturation mutagenesis centres one window on the region")
     chrom, start, end = parse_region(region)

@@ -1,8 +1,10 @@
 """A model made ready for scoring: loaded, in eval mode on its device, with its tokenizer and task.
 
-Every input is `[CLS] window [SEP]` padded to one fixed token length, so attention layouts (positional
-global blocks, random blocks fixed in eval mode) never depend on the batch: the same scores come out
-across runs, batch sizes and devices (up to float rounding between devices). Every output is checked:
+Every input is `[CLS] window [SEP]` padded either to one fixed token length (a head's eval_length, as it was
+fine-tuned) or, with `length=None`, to its own block multiple (`padded_length`; one call's rows share it), so
+attention layouts (the global first and last blocks, random blocks fixed in eval mode, both set by the
+padded number of blocks) never depend on the batch: the same scores come out across runs, batch sizes and
+devices (up to float rounding between devices). Every output is checked:
 NaN or infinite values (corrupt weights, an overflow) raise `NonFiniteOutputError` naming the model,
 the output and the inputs, never a table of NA. Passes run under `torch.inference_mode`; `precision="bf16"`
 runs them under bfloat16 autocast (CPUs with AVX-512 BF16 or AMX, GPUs; outputs still float32/float64).
@@ -81,7 +83,16 @@ class Predictor:
                                  f"up to the model's {self.max_tokens} positions")
         return length
 
-    def _inputs(self, rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def padded_length(self, tokens: int) -> int:
+        """The padded length of a row of `tokens` ids with `length=None`: `[CLS] ids [SEP]` to a block multiple."""
+        return -(-(tokens + 2) // self.block_size) * self.block_size
+
+    def _inputs(self, rows: Sequence[Sequence[int]], length: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """`[CLS] row [SEP]` padded to `length`, or (None) to each row's own `padded_length`, shared by all."""
+        if length is None and len({self.padded_length(len(row)) for row in rows}) > 1:
+            raise ParameterError("rows", f"rows of {sorted({self.padded_length(len(row)) for row in rows})} padded "
+                                 "tokens", "rows of one padded length per call (a fixed length, or rows grouped "
+                                 "by `padded_length`)")
         ids, mask = self.tokenizer.pad_batch(rows, block_size=self.block_size, length=length)
         return torch.from_numpy(ids).to(self.device), torch.from_numpy(mask).to(self.device)
 

@@ -4,10 +4,13 @@ Windows, REF checks, N-run clipping, skip reasons and outputs are described in d
 Methods: "head" (a fine-tuned classifier; its `task.json` fixes window, anchor, strand rule and padded token
 length; `tss:-U:+D` windows are scored on each containing TSS's strand, never RC-averaged), "mlm_llr" (a
 pretrained masked LM, zero-shot, `dnabird.variants.mlm`: odd windows centred on the variant, sized from the
-bp per token measured on the genome with `TOKEN_HEADROOM`; outputs `llr` and `llr_per_bp`; nearby variants share passes,
-`dnabird.variants.marginals`, unless `variants_per_pass=1`), or "auto" ("head"
-when the model has a task). Under torchrun each rank scores the records whose index is its rank modulo the
-world size, and every rank returns the merged scores in input order.
+checkpoint's bp per token (`dnabird.model.bp_per_token`, never the genome) with `TOKEN_HEADROOM`; each row padded
+to its own block multiple, so a window's score never depends on eval_length (the cap on its tokens) or the batch;
+outputs `llr` and `llr_per_bp`; nearby variants share passes, `dnabird.variants.marginals`, unless
+`variants_per_pass=1`, the exact method, whose scores never depend on the other variants), or "auto" ("head"
+when the model has a task; its rows
+padded to the task's eval_length, as it was fine-tuned). Under torchrun each rank scores the records whose
+index is its rank modulo the world size, and every rank returns the merged scores in input order.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import logging
 import math
 import os
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,6 +33,7 @@ from dnabird import __version__
 from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError, reject
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
+from dnabird.model.bp_per_token import checkpoint_bp_per_token
 from dnabird.model.task_spec import Anchor, parse_anchor
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
@@ -44,8 +49,7 @@ RC_MODES = ("average", "forward")
 REF_MISMATCH_MODES = ("skip", "genome")
 LLR_OUTPUTS = ("llr", "llr_per_bp")
 CHUNK_BATCHES = 8  # model batches of work gathered before running them
-TOKEN_HEADROOM = 1.25  # default mlm_llr sizes allow this many times the tokens of the measured mean
-BP_PER_TOKEN_SAMPLE = (64, 1000)  # windows (and their bp) of the genome the bp per token is measured on
+TOKEN_HEADROOM = 1.25  # default mlm_llr sizes allow this many times the tokens of the bp-per-token figure
 TOO_LONG = "window exceeds eval_length"
 INVALID_BASE = "invalid base in window"
 
@@ -63,7 +67,8 @@ class Setup:
     rc: bool  # score the reverse complement too and average
     flank_bp: int
     on_ref_mismatch: str
-    bp_per_token: float | None = None  # measured on the genome (mlm_llr), what default sizes came from
+    bp_per_token: float | None = None  # mlm_llr: the figure default sizes came from …
+    bp_per_token_source: str | None = None  # … and where it came from (`dnabird.model.bp_per_token`)
     variants_per_pass: int = 1  # mlm_llr: variants masked in one shared pass (1: exact, one per pass)
     pass_spacing_bp: int = 0  # mlm_llr: least bp between two masked spans of one pass
 
@@ -83,29 +88,14 @@ class Window:
     ref_match: bool
 
 
-def measured_bp_per_token(tokenizer, genome: Genome) -> float:
-    """The tokenizer's mean bp per token on `genome`: over `BP_PER_TOKEN_SAMPLE` windows without N, evenly
-    spaced along the contigs in FASTA order (1.0, one bp per token, when there are none)."""
-    count, length = BP_PER_TOKEN_SAMPLE
-    contigs = list(genome.lengths.items())
-    ends = np.cumsum([size for _, size in contigs])
-    bases = tokens = 0
-    for at in ((np.arange(count) + 0.5) * ends[-1] / count).astype(np.int64):
-        index = int(np.searchsorted(ends, at, side="right"))
-        chrom, size = contigs[index]
-        start = max(0, min(int(at - (ends[index] - size)), size - length))
-        sequence = genome.fetch(chrom, start, min(size, start + length)).sequence.upper()
-        if sequence and "N" not in sequence:
-            bases, tokens = bases + len(sequence), tokens + len(tokenizer.encode(sequence))
-    return bases / tokens if tokens else 1.0
-
-
 def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None = None, tss=None,
                   window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
-                  on_ref_mismatch: str = "skip", genome: Genome | None = None, variants_per_pass: int | None = 1,
+                  on_ref_mismatch: str = "skip", bp_per_token: float | None = None,
+                  checkpoint: str | os.PathLike | None = None, variants_per_pass: int | None = 1,
                   pass_spacing_bp: int | None = None) -> Setup:
     """Check the arguments against the model and fill what they leave open from its task or size (for
-    mlm_llr, from the bp per token measured on `genome`; without one, one bp per token; variants_per_pass
+    mlm_llr, from `bp_per_token` if given, else the figure stored in the `checkpoint` directory, else the
+    tokenizer's reference figure: `dnabird.model.bp_per_token.checkpoint_bp_per_token`; variants_per_pass
     None: `marginals.VARIANTS_PER_PASS`)."""
     reject(method not in METHODS, "method", method, f"one of {METHODS}")
     reject(rc not in (None, *RC_MODES), "rc", rc, f"None (the model's strand rule) or one of {RC_MODES}")
@@ -121,8 +111,9 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         for name, given, fixed in (("window_bp", window_bp, task.window_length),
                                    ("eval_length", eval_length, task.eval_length)):
             reject(given not in (None, fixed), name, given, f"None: the model's task.json fixes it at {fixed}")
+        reject(bp_per_token is not None, "bp_per_token", bp_per_token, "None: the model's task.json fixes its window")
         anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
-        bp_per_token = None
+        figure = None
         reject(variants_per_pass not in (None, 1), "variants_per_pass", variants_per_pass, "1 or None for a head")
         variants_per_pass, pass_spacing_bp = 1, 0
         reject(anchor.kind == "tss" and tss is None, "tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
@@ -134,7 +125,8 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
     else:
         reject(predictor.has_head, "method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
         anchor, average = Anchor("centre"), (rc or "average") == "average"
-        bp_per_token = measured_bp_per_token(predictor.tokenizer, genome) if genome is not None else 1.0
+        figure = checkpoint_bp_per_token(predictor.tokenizer, checkpoint, bp_per_token)
+        bp_per_token = figure.value
         if eval_length is None:  # the tokens a window needs, with headroom, up to the model's length
             block, longest = predictor.block_size, predictor.longest_length
             needed = math.ceil(window_bp / bp_per_token * TOKEN_HEADROOM) + 2 if window_bp is not None else longest
@@ -150,8 +142,8 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
     reject(anchor.kind == "centre" and tss is not None, "tss", tss, "None: windows are centred on the variants")
     reject(not isinstance(window_bp, int) or window_bp < 1, "window_bp", window_bp, "a positive number of bp")
     return Setup(method, window_bp, predictor.check_length(eval_length), anchor, average, flank_bp,
-                 on_ref_mismatch, None if bp_per_token is None else round(bp_per_token, 4), variants_per_pass,
-                 pass_spacing_bp)
+                 on_ref_mismatch, *((figure.value, figure.source) if figure is not None else (None, None)),
+                 variants_per_pass=variants_per_pass, pass_spacing_bp=pass_spacing_bp)
 
 
 class TssWindows:
@@ -221,6 +213,10 @@ class HeadScorer:
                for windows in strands for sequence in (windows.ref, windows.alt)]
         return ids, [[None]] * len(ids), None
 
+    def padded_length(self, row: list[int]) -> int:
+        """Every row at the task's eval_length, as the head was fine-tuned."""
+        return self.setup.eval_length
+
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
         return self.predictor.logits(ids, self.setup.eval_length, names).numpy()
 
@@ -266,8 +262,12 @@ class LLRScorer:
             bp.append((spans[0].bp, spans[1].bp))
         return ids, targets, bp
 
+    def padded_length(self, row: list[int]) -> int:
+        """Each row at its own block multiple (eval_length only caps it)."""
+        return self.predictor.padded_length(len(row))
+
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
-        return self.predictor.masked_log_likelihood(ids, targets, self.setup.eval_length, names).numpy()
+        return self.predictor.masked_log_likelihood(ids, targets, None, names).numpy()
 
     def share(self, pending: list[tuple]) -> list[tuple]:
         """Windows and their rows, nearby variants grouped into shared passes (`dnabird.variants.marginals`)."""
@@ -315,35 +315,41 @@ def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
 
 def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str] | None = None,
                 bar=None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Scores of prepared windows [(rows, targets, extra) …], the model run over `batch_size` rows at a time;
-    each row gives one value per entry of its targets. A row object that several windows list (a shared
-    pass) is run once with all their targets. `names` (one per window) name the inputs in errors; `bar`
+    """Scores of prepared windows [(rows, targets, extra) …]; each row gives one value per entry of its
+    targets; a row object that several windows list (a shared pass) is run once with all their targets. Rows
+    are sorted (stably) by their padded length (`scorer.padded_length`) and run `batch_size` at a
+    time, each model call at one padded length. `names` (one per window) name the inputs in errors; `bar`
     advances by the windows each model call completes."""
-    index, ids, targets, owner, reads = {}, [], [], [], []  # reads: per window, (row, first set, sets) per row
-    for n, (rows, wanted, _) in enumerate(prepared):
+    index, ids, targets, reads = {}, [], [], []  # reads: per window, (row, first set, sets) per row it lists
+    for rows, wanted, _ in prepared:
         reads.append([])
         for row, sets in zip(rows, wanted, strict=True):
             k = index.setdefault(id(row), len(ids))
             if k == len(ids):
                 ids.append(row)
                 targets.append([])
-                owner.append(n)
             reads[-1].append((k, len(targets[k]), len(sets)))
             targets[k] += sets
-    last_row = np.sort([max(k for k, _, _ in r) for r in reads]) if reads else np.zeros(0)
-    values, done = [], 0
-    for i in range(0, len(ids), batch_size):
-        stop = min(i + batch_size, len(ids))
-        values.append(scorer.run(ids[i:stop], targets[i:stop], None if names is None else
-                                 [names[n] for n in owner[i:stop]]))
-        finished = int(np.searchsorted(last_row, stop))  # windows whose rows are all scored now
-        if bar is not None:
-            bar.update(finished - done)
-        done = finished
-    values = np.concatenate(values) if values else []
-    starts = np.cumsum([0] + [len(t) for t in targets])  # each row's first value
-    return [scorer.combine(np.concatenate([values[starts[k] + first:starts[k] + first + count]
-                                           for k, first, count in r]), extra)
+    users = [[] for _ in ids]  # the windows that list each row
+    for n, r in enumerate(reads):
+        for k, _, _ in r:
+            users[k].append(n)
+    owner = [u[0] for u in users]  # the first window of each row names it in errors
+    lengths = [scorer.padded_length(row) for row in ids]
+    order = sorted(range(len(ids)), key=lengths.__getitem__)
+    batches = [rows[i:i + batch_size] for _, group in itertools.groupby(order, key=lengths.__getitem__)
+               for rows in [list(group)] for i in range(0, len(rows), batch_size)]
+    row_values, rows_left = [None] * len(ids), Counter(n for u in users for n in u)
+    for batch in batches:
+        values = scorer.run([ids[r] for r in batch], [targets[r] for r in batch],
+                            None if names is None else [names[owner[r]] for r in batch])
+        at = 0
+        for r in batch:
+            row_values[r], at = values[at:at + len(targets[r])], at + len(targets[r])
+            rows_left.subtract(users[r])
+        if bar is not None:  # windows whose rows are all scored now
+            bar.update(sum(rows_left[window] == 0 for window in {n for r in batch for n in users[r]}))
+    return [scorer.combine(np.concatenate([row_values[k][first:first + count] for k, first, count in r]), extra)
             for r, (_, _, extra) in zip(reads, prepared, strict=True)]
 
 
@@ -353,7 +359,8 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
                    method: str = "auto", rc: str | None = None, tss: str | os.PathLike | None = None,
                    window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
                    on_ref_mismatch: str = "skip", batch_size: int = 16, device: str = "auto",
-                   progress: bool = True, tokenizer=None, task=None, variants_per_pass: int | None = None,
+                   progress: bool = True, tokenizer=None, task=None,
+                   bp_per_token: float | None = None, variants_per_pass: int | None = None,
                    pass_spacing_bp: int | None = None, precision: str = "fp32") -> VariantScores:
     """Score every ALT allele of `variants` with `model` on `genome`.
 
@@ -361,38 +368,81 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     genome: a FASTA path or a `Genome`. variants: a VCF path (plain or bgzip) or an iterable of `Variant`.
     method: "auto", "head" or "mlm_llr" (see the module docstring). rc: "average" (forward and reverse
         complement), "forward", or None for the model's strand rule. tss: a TSS BED, for TSS-anchored heads.
-    window_bp, eval_length: window in bp and padded token length, for a model without task.json (defaults
-        from the bp per token measured on the genome: eval_length the model's full length, or what a
-        window_bp-long window needs; window_bp the odd length that fills eval_length).
+    window_bp, eval_length: window in bp and the most tokens a window may have, for a model without task.json
+        (defaults from the bp-per-token figure, with `TOKEN_HEADROOM`: eval_length the model's full length, or
+        what a window_bp-long window needs; window_bp the odd length that fills eval_length).
     flank_bp: mlm_llr only, bp masked on each side of the variant beyond the tokens it touches.
     on_ref_mismatch: "skip" or "genome" (score with the genome's bases, flagged ref_match=False).
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
+    bp_per_token: mlm_llr, the tokenizer's bp per token that sizes default windows (default: the figure stored
+        with the checkpoint, else the tokenizer's on a reference sequence; `dnabird.model.bp_per_token`).
     variants_per_pass, pass_spacing_bp: mlm_llr only, up to this many variants (default 16) whose masked spans
         lie at least this many bp apart (default 100) are scored from one shared pass
         (`dnabird.variants.marginals`); variants_per_pass=1 is the exact method, one variant per pass.
     precision: "fp32" or "bf16" (bfloat16 autocast, where the CPU or GPU has it).
     """
+    scoring = prepare_scoring(model, genome, method=method, rc=rc, tss=tss, window_bp=window_bp,
+                              eval_length=eval_length, flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch,
+                              bp_per_token=bp_per_token, batch_size=batch_size, device=device, tokenizer=tokenizer,
+                              task=task, variants_per_pass=variants_per_pass, pass_spacing_bp=pass_spacing_bp,
+                              precision=precision)
+    ctx = scoring.ctx
+    with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
+        part = scoring.score(scoring.mine(read_alleles(variants)), bar)
+    merged = scoring.merged(part)
+    distributed.teardown(ctx)
+    return merged
+
+
+@dataclasses.dataclass(frozen=True)
+class Scoring:
+    """A loaded model, its genome and resolved settings, ready to score alleles: what `score_variants` runs,
+    and what a chunked run (`dnabird.variants.resume`) scores each chunk and the background with."""
+
+    scorer: object
+    setup: Setup
+    genome: Genome
+    sites: TssWindows | None
+    batch_size: int
+    ctx: distributed.Context
+    settings: dict  # `VariantScores.settings` of every result
+
+    def mine(self, alleles: Iterable[Allele]) -> Iterable[Allele]:
+        """The alleles this rank scores under torchrun: those whose record is its rank modulo the world size."""
+        return (a for a in alleles if a.record % self.ctx.world_size == self.ctx.rank)
+
+    def score(self, alleles: Iterable[Allele], bar=None) -> VariantScores:
+        """Scores of `alleles` (with `settings`); `bar` advances as windows are scored."""
+        scores = score_windows(self.scorer, self.setup, alleles,
+                               lambda allele: allele_windows(allele, self.genome, self.setup, self.sites),
+                               self.batch_size, bar)
+        scores.settings = self.settings
+        return scores
+
+    def merged(self, part: VariantScores) -> VariantScores:
+        """Every rank's `part` merged in input order, on every rank (`part` itself in a single process)."""
+        if not self.ctx.distributed:
+            return part
+        parts = [None] * self.ctx.world_size
+        torch.distributed.all_gather_object(parts, part)
+        return VariantScores.concat(parts)
+
+
+def prepare_scoring(model, genome: str | os.PathLike | Genome, *, tss: str | os.PathLike | None = None,
+                    batch_size: int = 16, device: str = "auto", tokenizer=None, task=None, precision: str = "fp32",
+                    **settings) -> Scoring:
+    """Load `model` (joining torchrun's process group), open `genome` and resolve the settings
+    (`resolve_setup`'s keyword arguments) as `score_variants` does."""
     reject(not isinstance(batch_size, int) or batch_size < 1, "batch_size", batch_size, "a positive integer")
     ctx = distributed.setup(device)
     predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device, precision=precision)
     genome = genome if isinstance(genome, Genome) else Genome(genome)
-    setup = resolve_setup(predictor, method=method, rc=rc, tss=tss, window_bp=window_bp, eval_length=eval_length,
-                          flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch, genome=genome,
-                          variants_per_pass=variants_per_pass, pass_spacing_bp=pass_spacing_bp)
+    setup = resolve_setup(predictor, tss=tss, checkpoint=model if isinstance(model, (str, os.PathLike)) else None,
+                          **settings)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
-    scorer = SCORERS[setup.method](predictor, setup)
-    alleles = (a for a in read_alleles(variants) if a.record % ctx.world_size == ctx.rank)
-    with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
-        part = score_windows(scorer, setup, alleles, lambda allele: allele_windows(allele, genome, setup, sites),
-                             batch_size, bar)
-    part.settings = {**setup.describe(), "precision": precision, "tokenizer_hash": predictor.tokenizer.hash,
-                     "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
-    if not ctx.distributed:
-        return part
-    parts = [None] * ctx.world_size
-    torch.distributed.all_gather_object(parts, part)
-    distributed.teardown(ctx)
-    return VariantScores.concat(parts)
+    recorded = {**setup.describe(), "precision": precision, "tokenizer_hash": predictor.tokenizer.hash,
+                "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
+    return Scoring(SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx, recorded)
 
 
 def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int,
@@ -405,7 +455,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
         shared = scorer.share(pending)
         scores.extend(run_windows(scorer, [p for _, p in shared], batch_size,
                                   [_name(window) for window, _ in shared], bar))
-        units.extend(_unit_row(window, setup) for window, _ in shared)
+        units.extend(_unit_row(window, setup, scorer.predictor.tokenizer) for window, _ in shared)
         pending.clear()
 
     for allele in alleles:
@@ -434,11 +484,15 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
 def fit(scorer, window: Window, rc: bool) -> tuple[Window, tuple]:
     """The window and its model rows (both strands with `rc`); a window that tokenizes longer than
     eval_length is clipped at its N runs (contig-end padding, assembly gaps), outermost first, until it
-    fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits."""
+    fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits, or when
+    the tokenizer refuses a character of the window (`INVALID_BASE`)."""
     problem = None
     for windows in itertools.chain([window.windows], n_run_clips(window.windows)):
         try:
             rows = scorer.rows([windows, windows.reverse_complement()] if rc else [windows])
+        except InputFormatError as err:  # the offset it names counts from the 5' end of the REF (or ALT) window
+            raise UnscorableVariantError(INVALID_BASE, f"window {window.allele.variant.chrom}:{windows.start}-"
+                                         f"{windows.end} ({windows.strand}): {err}") from None
         except UnscorableVariantError as err:
             if err.reason != TOO_LONG:
                 raise
@@ -454,10 +508,11 @@ def _allele_columns(allele: Allele) -> tuple:
     return allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt
 
 
-def _unit_row(window: Window, setup: Setup) -> tuple:
+def _unit_row(window: Window, setup: Setup, tokenizer) -> tuple:
     w = window.windows
     return (*_allele_columns(window.allele), window.feature, "both" if setup.rc else w.strand, window.ref_match,
-            w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right)
+            w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right,
+            max(tokenizer.unk_tokens(w.ref), tokenizer.unk_tokens(w.alt)))
 
 
 def _name(window: Window) -> str:

@@ -11,6 +11,7 @@ window is the reverse complement of the genome).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -73,7 +74,8 @@ _N_RUN = re.compile("N+")
 
 def n_run_clips(windows: AlleleWindows) -> Iterator[AlleleWindows]:
     """`windows` clipped at ever more of their N runs (contig-end padding, assembly gaps), outermost first:
-    each step cuts away the N run farthest from the allele, on either side, and everything beyond it."""
+    each step cuts away the N run farthest from the allele, on either side, and everything beyond it (both
+    sides' runs at once when they are as far, so the two strands of a genome are cut alike)."""
     w = windows
     left = max(w.ref[:w.ref_at], w.alt[:w.alt_at], key=len)  # the longer flank of REF and ALT on each side
     right = max(w.ref[w.ref_at + w.ref_length:], w.alt[w.alt_at + w.alt_length:], key=len)
@@ -81,8 +83,9 @@ def n_run_clips(windows: AlleleWindows) -> Iterator[AlleleWindows]:
     cuts = sorted([(len(left) - run.end(), 0) for run in _N_RUN.finditer(left)]
                   + [(run.start(), 1) for run in _N_RUN.finditer(right)], reverse=True)
     keep = [len(left), len(right)]
-    for kept, side in cuts:
-        keep[side] = kept
+    for kept, sides in itertools.groupby(cuts, key=lambda cut: cut[0]):
+        for _, side in sides:
+            keep[side] = kept
         yield w.clip(*keep)
 
 

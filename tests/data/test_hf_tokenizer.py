@@ -1,5 +1,5 @@
-"""`HFTokenizer` on GENA-LM's published tokenizer: ids against transformers', special ids from the files,
-decode, offsets and errors."""
+"""`HFTokenizer` on GENA-LM's published tokenizer and on copies without an `N` piece: ids against transformers',
+special ids from the files, decode, offsets and [UNK]s."""
 
 import json
 import pickle
@@ -10,11 +10,13 @@ import pytest
 from dnabird.data.hf_tokenizer import HFTokenizer
 from dnabird.data.tokenizer import load_tokenizer
 from dnabird.errors import InputFormatError
+from tests.data.gena_without_n import without_n_piece
 from tests.gena_reference import GENA_TOKENIZER, lambda_dna, moved_specials
 
 transformers = pytest.importorskip("transformers")
 
 DNA = lambda_dna()
+KINDS = ("GENA t2t", "no N piece", "no N piece, no normalizer")
 
 
 def cases() -> dict[str, str]:
@@ -24,34 +26,81 @@ def cases() -> dict[str, str]:
         "lambda 6 kb": DNA,
         "soft-masked": window[:200] + window[200:400].lower() + window[400:],
         "single N": window[:300] + "N" + window[301:],
+        "N every 37 bp": "".join(window[i:i + 36] + "N" for i in range(0, 600, 37)),
+        "runs of 2 to 12 N": "".join(window[i * 40:i * 40 + 30] + "N" * n for i, n in enumerate(range(2, 13))),
         "9 N": window[:300] + "N" * 9 + window[309:],
         "10 N": window[:300] + "N" * 10 + window[310:],
         "40 N": window[:300] + "N" * 40 + window[340:],
+        "only N": "N" * 7,
         "leading and trailing N runs": "N" * 25 + window + "N" * 12,
-        "IUPAC": window[:100] + "RYKMSWB" + window[107:200] + "nnnnnnnnnnnn" + window[200:],
+        "IUPAC": window[:100] + "RYKMSWBDHV" + window[110:200] + "nnnnnnnnnnnn" + window[200:],
+        "mixed": window[:50] + "NRN" + window[50:90].lower() + "nNyN" + "N" * 11 + "KAM" + window[90:150],
+        "other characters": window[:50] + "X" + window[50:60] + "0123" + window[60:70] + ".-*" + window[70:100],
     }
 
 
 @pytest.fixture(scope="module")
-def gena():
-    return HFTokenizer.load(GENA_TOKENIZER)
+def files(tmp_path_factory):
+    """The directory of each tokenizer kind's files."""
+    folder = tmp_path_factory.mktemp("tokenizers")
+    return {KINDS[0]: GENA_TOKENIZER, KINDS[1]: without_n_piece(folder / "no_n"),
+            KINDS[2]: without_n_piece(folder / "no_n_no_normalizer", normalizer=False)}
 
 
 @pytest.fixture(scope="module")
-def reference():
-    """transformers' tokenizer of the same file, which names no special token and does not upper-case."""
-    return transformers.PreTrainedTokenizerFast(tokenizer_file=str(GENA_TOKENIZER / "tokenizer.json"))
+def tokenizers(files):
+    return {kind: HFTokenizer.load(directory) for kind, directory in files.items()}
 
 
+@pytest.fixture(scope="module")
+def references(files):
+    """transformers' tokenizer of each file, which names no special token and does not upper-case."""
+    return {kind: transformers.PreTrainedTokenizerFast(tokenizer_file=str(directory / "tokenizer.json"))
+            for kind, directory in files.items()}
+
+
+@pytest.fixture(scope="module")
+def gena(tokenizers):
+    return tokenizers[KINDS[0]]
+
+
+@pytest.fixture(scope="module")
+def reference(references):
+    return references[KINDS[0]]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", list(cases()))
-def test_ids_equal_transformers_on_the_upper_cased_sequence(gena, reference, name):
-    sequence = cases()[name]
-    expected = reference(sequence.upper(), add_special_tokens=False)["input_ids"]
-    assert gena.encode(sequence) == expected
-    with_specials = reference(sequence.upper())["input_ids"]  # the file's post-processor adds [CLS] … [SEP]
-    ids, mask = gena.encode_batch([sequence], block_size=64)
+def test_ids_equal_transformers_on_the_upper_cased_sequence(tokenizers, references, kind, name):
+    ours, theirs, sequence = tokenizers[kind], references[kind], cases()[name]
+    expected = theirs(sequence.upper(), add_special_tokens=False)["input_ids"]
+    assert ours.encode(sequence) == expected
+    with_specials = theirs(sequence.upper())["input_ids"]  # the file's post-processor adds [CLS] … [SEP]
+    ids, mask = ours.encode_batch([sequence], block_size=64)
     assert ids[0, mask[0]].tolist() == with_specials
-    assert (ids[0, ~mask[0]] == gena.pad_id).all()
+    assert (ids[0, ~mask[0]] == ours.pad_id).all()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_unk_tokens_counts_the_unk_ids_transformers_gives(tokenizers, references, kind):
+    ours, theirs = tokenizers[kind], references[kind]
+    counts = {name: theirs(sequence.upper())["input_ids"].count(ours.unk_id) for name, sequence in cases().items()}
+    assert {name: ours.unk_tokens(sequence) for name, sequence in cases().items()} == counts
+    assert counts["other characters"] == 7 and counts["lambda 6 kb"] == 0  # X, 0, 1, 2, 3, ., *
+
+
+def test_an_n_without_a_piece_is_one_unk_between_the_tokens_of_its_flanks(tokenizers, references):
+    """With no piece holding N, no merge crosses it: the flanks tokenize as they do alone."""
+    left, right = DNA[:80], DNA[80:170]
+    for kind in KINDS[1:]:
+        no_n, theirs = tokenizers[kind], references[kind]
+        assert no_n.unk_id == theirs.convert_tokens_to_ids("[UNK]") == 0 and "N" not in no_n.alphabet
+        assert no_n.encode(left + "N" + right) == no_n.encode(left) + [no_n.unk_id] + no_n.encode(right)
+        assert no_n.encode(left + "NNN" + right) == no_n.encode(left) + [no_n.unk_id] * 3 + no_n.encode(right)
+        assert no_n.unk_tokens(left + "n" + right + "NN") == 3
+    assert tokenizers[KINDS[1]].encode("N" * 10) == [5]  # the normalizer's `-` still stands for a run of >= 10
+    assert tokenizers[KINDS[2]].encode("N" * 10) == [0] * 10
+    assert tokenizers[KINDS[0]].unk_tokens(left + "NNN" + right) == 0
 
 
 def test_batch_encoding_equals_one_by_one(gena):
@@ -91,25 +140,28 @@ def test_a_run_of_ten_or_more_n_is_one_token_whose_length_the_ids_lose(gena):
     assert "N" * 9 in gena.decode(gena.encode(DNA[:50] + "N" * 9 + DNA[50:100]))
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", list(cases()))
-def test_offsets_tile_the_sequence_and_each_span_spells_its_token(gena, name):
-    sequence = cases()[name].upper()
-    ids, spans = gena.encode(sequence), gena.offsets(sequence)
+def test_offsets_tile_the_sequence_and_each_span_spells_its_token(tokenizers, references, kind, name):
+    ours, vocabulary, sequence = tokenizers[kind], references[kind].get_vocab(), cases()[name].upper()
+    ids, spans = ours.encode(sequence), ours.offsets(sequence)
     assert len(spans) == len(ids)
     assert spans[0][0] == 0 and spans[-1][1] == len(sequence)
     assert all(end == start for (_, end), (start, _) in zip(spans, spans[1:], strict=False))
     for token, (start, end) in zip(ids, spans, strict=True):
-        if token in gena.special_ids:  # GENA-LM's "-": a whole run of >= 10 N
-            assert end - start >= 10 and set(sequence[start:end]) == {"N"}
+        if token == ours.unk_id:  # one character the vocabulary has no piece for
+            assert end - start == 1 and sequence[start] not in vocabulary
+        elif token in ours.special_ids:  # GENA-LM's "-": a whole run of >= 10 N, or a "-" in the input
+            assert (end - start >= 10 and set(sequence[start:end]) == {"N"}) or sequence[start:end] == "-"
         else:
-            assert sequence[start:end] == gena.id_to_piece(token)
+            assert sequence[start:end] == ours.id_to_piece(token)
 
 
-def test_letters_outside_the_vocabulary_are_an_error_naming_the_record(gena):
-    with pytest.raises(InputFormatError, match=r"record 'chr1:5-9'.*character 'X' at offset 3"):
-        gena.encode("ACGXT", record="chr1:5-9")
-    with pytest.raises(InputFormatError, match="character '-'"):
-        gena.encode(["ACGT", "AC-GT"])
+def test_characters_without_a_piece_are_unk_not_an_error(gena, reference):
+    """dnabird's sentencepiece tokenizer, which has no [UNK] fallback, still refuses them (test_tokenizer.py)."""
+    assert gena.encode("ACGXT", record="chr1:5-9")[-2:] == [gena.unk_id, reference.convert_tokens_to_ids("T")]
+    assert [ids.count(gena.unk_id) for ids in gena.encode(["ACGT", "AC1GT", "A.C*G"])] == [0, 1, 2]
+    assert gena.offsets("ACGXT")[-2:] == [(3, 4), (4, 5)]
 
 
 def test_a_tokenizer_json_without_its_special_token_names_is_refused(tmp_path):

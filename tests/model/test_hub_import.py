@@ -6,12 +6,14 @@ import logging
 import os
 import shutil
 
+import numpy as np
 import pytest
 import torch
 
 from dnabird.data.hf_tokenizer import HFTokenizer
-from dnabird.errors import CheckpointError, ConfigError, InputFormatError
+from dnabird.errors import CheckpointError, ConfigError, InputFormatError, ParameterError
 from dnabird.model import from_hf_bigbird, load_checkpoint
+from dnabird.model.bp_per_token import BpPerToken, read_bp_per_token
 from dnabird.model.checkpoint import read_task, read_tokenizer
 from dnabird.model.heads import PretrainingModel, SequenceClassifier
 from dnabird.model.hub_import import TaskOptions, import_hub_checkpoint
@@ -129,8 +131,19 @@ def test_a_directory_without_a_tokenizer_imports_the_weights_and_says_how_to_giv
     assert isinstance(load_checkpoint(tmp_path / "out"), PretrainingModel)
     with pytest.raises(CheckpointError, match=r"no tokenizer .*--tokenizer PATH"):
         read_tokenizer(tmp_path / "out")
+    assert read_bp_per_token(tmp_path / "out") is None
+    with pytest.raises(ParameterError, match="bp_per_token"):
+        import_hub_checkpoint(tmp_path / "hf", tmp_path / "out", bp_per_token=5.5)
     import_hub_checkpoint(tmp_path / "hf", tmp_path / "out", tokenizer=GENA_TOKENIZER / "tokenizer.json")
     assert read_tokenizer(tmp_path / "out").mask_id == 4
+    # the bp per token that sizes default mlm_llr windows: the tokenizer's on random DNA, unless given
+    sample = "".join(np.random.default_rng(3).choice(list("ACGT"), size=50_000))
+    stored = read_bp_per_token(tmp_path / "out")
+    assert stored.value == pytest.approx(len(sample) / len(read_tokenizer(tmp_path / "out").encode(sample)), rel=0.03)
+    assert stored.source.startswith("reference")
+    import_hub_checkpoint(tmp_path / "hf", tmp_path / "out", tokenizer=GENA_TOKENIZER / "tokenizer.json",
+                          bp_per_token=5.58)
+    assert read_bp_per_token(tmp_path / "out") == BpPerToken(5.58, "given at import")
 
 
 class _Planted:

@@ -6,30 +6,41 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.metrics import average_precision_score
 
 
-def test_variant_stage_counts_and_aurocs_agree_with_the_truth_file(embedded_default):
+def test_variant_stage_counts_and_benchmark_agree_with_the_truth_file(embedded_default):
     folder = embedded_default.variants
     report = json.loads((folder / "report.json").read_text())
     truth = list(csv.DictReader(open(embedded_default.fasta.parent / "variant_truth.tsv"), delimiter="\t"))
     effects = pd.read_csv(folder / "effects.tsv", sep="\t").set_index("id")
     label = {r["id"]: r["label"] for r in truth}
     element = {r["id"]: r["element"] for r in truth}
-    entry = report["scorers"]["mlm_llr"]["auroc"]["mlm_llr"]
-    scored = [i for i in effects.index if pd.notna(effects.loc[i, "mlm_llr"])]
-    disruptive = [i for i in scored if label[i] == "disruptive"]
-    distant = [i for i in scored if label[i] == "neutral" and element[i] == "."]
-    controls = [i for i in scored if label[i] == "neutral" and element[i] != "."]
-    assert (entry["distant_neutral"]["disruptive"], entry["distant_neutral"]["neutral"]) == (len(disruptive),
-                                                                                            len(distant))
-    assert entry["in_element_control"]["neutral"] == len(controls) > 0
-    # the AUROC by counting won pairs (ties one half) on the written effects
-    score = effects["mlm_llr"]
-    wins = sum((score[d] > score[n]) + 0.5 * (score[d] == score[n]) for d in disruptive for n in distant)
-    assert entry["distant_neutral"]["auroc"] == pytest.approx(wins / (len(disruptive) * len(distant)), abs=1e-12)
+    # the labels table the stage benchmarks: disruptive 1, neutral 0, the REF-mismatch decoy left out
+    labels = pd.read_csv(folder / "labels.tsv", sep="\t").set_index("id")
+    assert labels["label"].to_dict() == {i: int(label[i] == "disruptive") for i in label if label[i] != "ref_mismatch"}
+    for scorer in ("mlm_llr", "embed_dist"):
+        entry = report["scorers"][scorer]["benchmark"][scorer]
+        scored = [i for i in effects.index if pd.notna(effects.loc[i, scorer])]
+        disruptive = [i for i in scored if label[i] == "disruptive"]
+        distant = [i for i in scored if label[i] == "neutral" and element[i] == "."]
+        controls = [i for i in scored if label[i] == "neutral" and element[i] != "."]
+        assert (entry["distant_neutral"]["positives"], entry["distant_neutral"]["negatives"]) == (len(disruptive),
+                                                                                                  len(distant))
+        assert entry["in_element_control"]["negatives"] == len(controls) > 0
+        # the AUROC by counting won pairs (ties one half) on the written effects, the AUPRC by scikit-learn
+        score = effects[scorer]
+        wins = sum((score[d] > score[n]) + 0.5 * (score[d] == score[n]) for d in disruptive for n in distant)
+        assert entry["distant_neutral"]["auroc"] == pytest.approx(wins / (len(disruptive) * len(distant)), abs=1e-12)
+        ids = disruptive + controls
+        expected = average_precision_score([1] * len(disruptive) + [0] * len(controls), score[ids])
+        assert entry["in_element_control"]["auprc"] == pytest.approx(expected, abs=1e-12)
+        low, high = entry["in_element_control"]["auprc_interval"]
+        assert low <= expected <= high
     # the promoter head scores only variants inside a lifted TSS window: none of the distant neutral ones
-    promoter = report["scorers"]["promoter"]["auroc"]["promoter"]
-    assert promoter["distant_neutral"]["neutral"] == 0 and promoter["in_element_control"]["neutral"] > 0
+    promoter = report["scorers"]["promoter"]["benchmark"]["promoter"]
+    assert promoter["distant_neutral"]["negatives"] == 0 and promoter["in_element_control"]["negatives"] > 0
+    assert "auroc" not in promoter["distant_neutral"]
     assert report["ism"]["region"].startswith("chr") and (folder / "ism.png").stat().st_size > 0
 
 
@@ -43,9 +54,9 @@ def test_chromatin_head_is_also_ranked_on_the_tf_motif_variants_alone(embedded_d
     chosen = [r for r in truth if r["id"] in scored and kind[r["id"]] in tf_motif]
     disruptive = [r["id"] for r in chosen if r["label"] == "disruptive"]
     controls = [r["id"] for r in chosen if r["label"] == "neutral"]
-    row = report["scorers"]["chromatin"]["auroc"]["chromatin, TF-motif variants only"]
-    assert row["distant_neutral"]["disruptive"] == len(disruptive) > 0
-    assert row["in_element_control"]["neutral"] == len(controls) > 0
+    row = report["scorers"]["chromatin"]["benchmark"]["chromatin, TF-motif variants only"]
+    assert row["distant_neutral"]["positives"] == len(disruptive) > 0
+    assert row["in_element_control"]["negatives"] == len(controls) > 0
     score = effects["chromatin"]
     wins = sum((score[d] > score[c]) + 0.5 * (score[d] == score[c]) for d in disruptive for c in controls)
     assert row["in_element_control"]["auroc"] == pytest.approx(wins / (len(disruptive) * len(controls)), abs=1e-12)
@@ -95,7 +106,7 @@ def test_mlm_llr_per_bp_is_ranked_beside_the_raw_llr(embedded_default):
     long = pd.read_csv(embedded_default.variants / "mlm_llr.tsv", sep="\t", comment="#")
     per_bp = long[long["output"] == "llr_per_bp"].groupby("id")["diff"].mean()
     assert np.allclose(effects.loc[per_bp.index, "mlm_llr_per_bp"], -per_bp, rtol=1e-6, atol=1e-9)
-    assert set(report["scorers"]["mlm_llr"]["auroc"]) == {"mlm_llr", "mlm_llr_per_bp"}
+    assert set(report["scorers"]["mlm_llr"]["benchmark"]) == {"mlm_llr", "mlm_llr_per_bp"}
 
 
 def test_stage_reports_record_paths_inside_the_run_folder_relative_to_it(embedded_default):

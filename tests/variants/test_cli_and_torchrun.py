@@ -15,6 +15,7 @@ import pytest
 
 from dnabird.cli import main
 from dnabird.variants import score_variants
+from dnabird.variants.background import score_background
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +26,8 @@ def test_two_processes_score_disjoint_records_and_merge_in_input_order(classifie
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "dnabird",
            "-q", "score", "--model", str(classifier_dir), "--genome", str(genome), "--vcf", str(vcf),
-           "--out", str(tmp_path / "s.tsv"), "--device", "cpu", "--batch-size", "3"]
+           "--out", str(tmp_path / "s.tsv"), "--device", "cpu", "--batch-size", "3",
+           "--chunk-records", "4", "--background", "6"]  # chunks of records, each split over the ranks
     result = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-3000:]
     merged = pd.read_csv(tmp_path / "s.tsv", sep="\t")
@@ -37,6 +39,11 @@ def test_two_processes_score_disjoint_records_and_merge_in_input_order(classifie
     unscored = pd.read_csv(tmp_path / "s.tsv.unscored.tsv", sep="\t")
     assert unscored[["id", "reason"]].values.tolist() == [["ins", "symbolic ALT"]]
     assert json.loads((tmp_path / "s.tsv.json").read_text())["summary"]["scored_alleles"] == 14
+    background = score_background(classifier_dir, genome, 6, progress=False, device="cpu").table()
+    merged = pd.read_csv(tmp_path / "s.tsv.background.tsv", sep="\t")
+    assert merged["pos"].tolist() == background["pos"].tolist()
+    np.testing.assert_allclose(merged["diff"], background["diff"], rtol=0, atol=1e-5)
+    assert merged.shape == background.shape and not (tmp_path / "s.tsv.partial").exists()
 
 
 def test_score_ism_and_embed_commands_on_the_embedded_default(embedded_default, tmp_path, capsys):

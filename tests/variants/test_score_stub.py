@@ -13,7 +13,8 @@ import pysam
 import pytest
 
 from dnabird.errors import ParameterError
-from dnabird.genome.reference import Genome
+from dnabird.model.bp_per_token import BpPerToken, write_bp_per_token
+from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import tiny
 from dnabird.model.heads import PretrainingModel
 from dnabird.model.task_spec import TaskSpec
@@ -123,29 +124,39 @@ def test_batch_size_counts_sequences_per_model_call(tokenizer, hand_genome, tmp_
 
 
 def test_window_and_length_defaults_of_a_pretrained_model(tokenizer, tmp_path):
-    predictor = Predictor.load(PretrainingModel(tiny(vocab_size=tokenizer.vocab_size, num_layers=1)),
-                               tokenizer=tokenizer, device="cpu")
+    model = PretrainingModel(tiny(vocab_size=tokenizer.vocab_size, num_layers=1))
+    predictor = Predictor.load(model, tokenizer=tokenizer, device="cpu")
     contig = "".join(np.random.default_rng(2).choice(list("ACGT"), size=64_000))
-    genome = Genome(write_fasta(tmp_path / "g.fa", {"chr1": contig}))
-    bp_per_token = len(contig) / len(tokenizer.encode(contig))  # over the whole genome at once
-    default = resolve_setup(predictor, genome=genome)
+    bp_per_token = len(contig) / len(tokenizer.encode(contig))  # random DNA, as the reference sequence
+    default = resolve_setup(predictor)  # a loaded model: the tokenizer's figure on the reference sequence
     assert default.bp_per_token == pytest.approx(bp_per_token, rel=0.02)
-    # the model's full length, filled by an odd window at the measured bp per token (with the headroom)
+    assert default.bp_per_token_source.startswith("reference")
+    # the model's full length, filled by an odd window at that bp per token (with the headroom)
     assert default.eval_length == 4096 and default.window_bp % 2 == 1
     assert default.window_bp == pytest.approx(4094 * bp_per_token / TOKEN_HEADROOM, rel=0.02)
-    sized = resolve_setup(predictor, window_bp=1001, genome=genome)  # the smallest block multiple it needs
+    sized = resolve_setup(predictor, window_bp=1001)  # the smallest block multiple it needs
     needed = 1001 / bp_per_token * TOKEN_HEADROOM + 2
     assert sized.eval_length % 64 == 0 and needed * 0.98 <= sized.eval_length < needed * 1.02 + 64
     assert max(len(tokenizer.encode(contig[i:i + 1001])) for i in range(0, 63_000, 250)) + 2 <= sized.eval_length
-    assert resolve_setup(predictor, eval_length=256, genome=genome).window_bp % 2 == 1
-    # without a genome: one bp per token, the most any window can need
-    assert resolve_setup(predictor, window_bp=100).eval_length == 128  # 100 * 1.25 + 2 tokens, in blocks of 64
-    assert resolve_setup(predictor).window_bp == 3275  # the odd length below 4094 / 1.25
+    assert resolve_setup(predictor, eval_length=256).window_bp % 2 == 1
+    # a given figure: one bp per token, the most any window can need
+    given = resolve_setup(predictor, window_bp=100, bp_per_token=1.0)
+    assert (given.eval_length, given.bp_per_token_source) == (128, "given")  # 100 * 1.25 + 2 tokens, in 64s
+    assert resolve_setup(predictor, bp_per_token=1).window_bp == 3275  # the odd length below 4094 / 1.25
+    # the figure stored with a checkpoint
+    directory = save_checkpoint(model, tmp_path / "model", tokenizer_files=(tokenizer.path,))
+    write_bp_per_token(directory, BpPerToken(2.5, "measured by hand"))
+    stored = resolve_setup(Predictor.load(directory, device="cpu"), checkpoint=directory)
+    assert (stored.bp_per_token, stored.bp_per_token_source, stored.window_bp) == (2.5, "measured by hand", 8187)
     assert resolve_setup(predictor).method == "mlm_llr" and resolve_setup(predictor).rc
     with pytest.raises(ParameterError, match="eval_length"):
         resolve_setup(predictor, eval_length=100)
     with pytest.raises(ParameterError, match="method"):
         resolve_setup(predictor, method="head")
+    with pytest.raises(ParameterError, match="bp_per_token"):
+        resolve_setup(predictor, bp_per_token=0)
+    with pytest.raises(ParameterError, match="bp_per_token=2.0 is invalid: expected None: the model's task.json"):
+        resolve_setup(Predictor.load(MotifCounter(tokenizer), tokenizer=tokenizer, task=stub_task()), bp_per_token=2.0)
 
 
 def test_windows_near_contig_ends_and_a_10_kb_gap_are_clipped_to_fit_a_head(tokenizer, tmp_path):
