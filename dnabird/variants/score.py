@@ -220,10 +220,6 @@ class HeadScorer:
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
         return self.predictor.logits(ids, self.setup.eval_length, names).numpy()
 
-    def share(self, pending: list[tuple]) -> list[tuple]:
-        """Windows and their rows as prepared: a head scores each window alone."""
-        return pending
-
     def combine(self, logits: np.ndarray, extra: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """REF and ALT probabilities averaged over strands, and the mean logit difference."""
         logits = torch.from_numpy(logits).double()  # [2 * strands, k]: ref, alt, ref, alt …
@@ -452,7 +448,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
     units, scores, skipped, pending = [], [], [], []
 
     def flush():
-        shared = scorer.share(pending)
+        shared = scorer.share(pending) if isinstance(scorer, LLRScorer) else pending  # LLR: shared passes
         scores.extend(run_windows(scorer, [p for _, p in shared], batch_size,
                                   [_name(window) for window, _ in shared], bar))
         units.extend(_unit_row(window, setup, scorer.predictor.tokenizer) for window, _ in shared)
