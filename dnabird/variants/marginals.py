@@ -13,8 +13,9 @@ Grouping (first fit, in input order): a variant joins the first open group on it
 than `variants_per_pass` members, whose members' alleles all lie `spacing_bp` or more from its own, and whose
 centres stay within `CENTRE_SPREAD` (three quarters) of a window of it; the group's window has the exact
 method's length, centred between its outermost members, so every member keeps at least an eighth of the
-window on each side. Only whole,
-unpadded forward windows are grouped (a window padded at a contig end or clipped at an N run stays exact).
+window on each side. Only whole, unpadded forward windows are grouped (a window padded at a contig end or
+clipped at an N run stays exact). Groups form within the records `score_windows` gathers before running
+the model (`CHUNK_BATCHES` batches per variant of a pass), so a sorted VCF groups best.
 
 What differs from the exact scores: each member sees the other members' spans masked and sits up to 3/8 of a
 window off-centre. docs/variant-scoring.md gives the measured agreement.
@@ -193,7 +194,7 @@ def _share(group: list[int], members: list[AlleleWindows], tokenizer, eval_lengt
     bp = [[] for _ in members]
     for ref_ids, found in per_strand:
         strand_rows, strand_targets = shared_rows(ref_ids, found, tokenizer.mask_id)
-        if max(len(row) for row in strand_rows[0]) + 2 > eval_length:  # ALT counts made the ALT row too long
+        if max(len(row) for member_rows in strand_rows for row in member_rows) + 2 > eval_length:  # ALT counts
             return None
         for n, m in enumerate(found):
             rows[n] += strand_rows[n]
