@@ -9,6 +9,7 @@ from dnabird.commands import add_command, options
 
 FORMATS = ("tsv", "hdf5", "vcf")
 MODEL_OPTIONS = ("method", "rc", "window_bp", "eval_length", "flank_bp", "batch_size", "device")  # of add_model_options
+PASS_OPTIONS = ("variants_per_pass", "pass_spacing_bp", "precision")
 
 
 def run(args: argparse.Namespace) -> None:
@@ -28,7 +29,7 @@ def run(args: argparse.Namespace) -> None:
                                      on_ref_mismatch=args.on_ref_mismatch, bp_per_token=args.bp_per_token,
                                      background=args.background,
                                      background_seed=args.background_seed, chunk_records=args.chunk_records,
-                                     restart=args.restart, **options(args, *MODEL_OPTIONS))
+                                     restart=args.restart, **options(args, *MODEL_OPTIONS, *PASS_OPTIONS))
     if record is None:  # a torchrun rank other than 0
         return
     summary = record["summary"]
@@ -80,6 +81,12 @@ def register(subparsers) -> None:
     parser.add_argument("--bp-per-token", type=float,
                         help="mlm_llr: the tokenizer's bp per token that sizes default windows (default: the "
                              "figure stored with the checkpoint, else its bp per token on a fixed random sequence)")
+    parser.add_argument("--variants-per-pass", type=int, help="mlm_llr: variants masked in one shared pass "
+                                                              "(default 16; 1: the exact method, one per pass)")
+    parser.add_argument("--pass-spacing-bp", type=int, help="mlm_llr: least bp between two masked spans of a "
+                                                            "shared pass (default 100)")
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "bf16"),
+                        help="bf16: bfloat16 autocast where the CPU or GPU has it (default fp32)")
     parser.add_argument("--on-ref-mismatch", default="skip", choices=("skip", "genome"),
                         help="skip alleles whose REF differs from the genome, or score them with the genome's "
                              "bases (flagged ref_match=False); default skip")

@@ -5,8 +5,10 @@ Methods: "head" (a fine-tuned classifier; its `task.json` fixes window, anchor, 
 length; `tss:-U:+D` windows are scored on each containing TSS's strand, never RC-averaged), "mlm_llr" (a
 pretrained masked LM, zero-shot, `dnabird.variants.mlm`: odd windows centred on the variant, sized from the
 checkpoint's bp per token (`dnabird.model.bp_per_token`, never the genome) with `TOKEN_HEADROOM`; each row padded
-to its own block multiple, so a window's score never depends on eval_length (the cap on its tokens), the batch
-or the other windows; outputs `llr` and `llr_per_bp`), or "auto" ("head" when the model has a task; its rows
+to its own block multiple, so a window's score never depends on eval_length (the cap on its tokens) or the batch;
+outputs `llr` and `llr_per_bp`; nearby variants share passes, `dnabird.variants.marginals`, unless
+`variants_per_pass=1`, the exact method, whose scores never depend on the other variants), or "auto" ("head"
+when the model has a task; its rows
 padded to the task's eval_length, as it was fine-tuned). Under torchrun each rank scores the records whose
 index is its rank modulo the world size, and every rank returns the merged scores in input order.
 """
@@ -35,6 +37,7 @@ from dnabird.model.bp_per_token import checkpoint_bp_per_token
 from dnabird.model.task_spec import Anchor, parse_anchor
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
+from dnabird.variants import marginals
 from dnabird.variants.mlm import MaskedSpan, masked_spans
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant, read_alleles
@@ -66,6 +69,8 @@ class Setup:
     on_ref_mismatch: str
     bp_per_token: float | None = None  # mlm_llr: the figure default sizes came from …
     bp_per_token_source: str | None = None  # … and where it came from (`dnabird.model.bp_per_token`)
+    variants_per_pass: int = 1  # mlm_llr: variants masked in one shared pass (1: exact, one per pass)
+    pass_spacing_bp: int = 0  # mlm_llr: least bp between two masked spans of one pass
 
     def describe(self) -> dict:
         """The settings as plain values, for reports and output files."""
@@ -86,10 +91,12 @@ class Window:
 def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None = None, tss=None,
                   window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
                   on_ref_mismatch: str = "skip", bp_per_token: float | None = None,
-                  checkpoint: str | os.PathLike | None = None) -> Setup:
+                  checkpoint: str | os.PathLike | None = None, variants_per_pass: int | None = 1,
+                  pass_spacing_bp: int | None = None) -> Setup:
     """Check the arguments against the model and fill what they leave open from its task or size (for
     mlm_llr, from `bp_per_token` if given, else the figure stored in the `checkpoint` directory, else the
-    tokenizer's reference figure: `dnabird.model.bp_per_token.checkpoint_bp_per_token`)."""
+    tokenizer's reference figure: `dnabird.model.bp_per_token.checkpoint_bp_per_token`; variants_per_pass
+    None: `marginals.VARIANTS_PER_PASS`)."""
     reject(method not in METHODS, "method", method, f"one of {METHODS}")
     reject(rc not in (None, *RC_MODES), "rc", rc, f"None (the model's strand rule) or one of {RC_MODES}")
     reject(on_ref_mismatch not in REF_MISMATCH_MODES, "on_ref_mismatch", on_ref_mismatch,
@@ -107,6 +114,8 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
         reject(bp_per_token is not None, "bp_per_token", bp_per_token, "None: the model's task.json fixes its window")
         anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
         figure = None
+        reject(variants_per_pass not in (None, 1), "variants_per_pass", variants_per_pass, "1 or None for a head")
+        variants_per_pass, pass_spacing_bp = 1, 0
         reject(anchor.kind == "tss" and tss is None, "tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
         if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
             raise ParameterError("rc", rc, f"'forward' or None: this head is strand-specific (anchor {task.anchor}, "
@@ -124,10 +133,17 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
             eval_length = min(longest, -(-needed // block) * block)
         if window_bp is None:  # the odd window that fills eval_length
             window_bp = max(1, int((eval_length - 2) * bp_per_token / TOKEN_HEADROOM) - 1) | 1
+        variants_per_pass = marginals.VARIANTS_PER_PASS if variants_per_pass is None else variants_per_pass
+        pass_spacing_bp = marginals.SPACING_BP if pass_spacing_bp is None else pass_spacing_bp
+        reject(not isinstance(variants_per_pass, int) or variants_per_pass < 1, "variants_per_pass",
+               variants_per_pass, "a positive integer (1: the exact method, one variant per pass)")
+        reject(not isinstance(pass_spacing_bp, int) or pass_spacing_bp < 0, "pass_spacing_bp", pass_spacing_bp,
+               "an integer >= 0")
     reject(anchor.kind == "centre" and tss is not None, "tss", tss, "None: windows are centred on the variants")
     reject(not isinstance(window_bp, int) or window_bp < 1, "window_bp", window_bp, "a positive number of bp")
     return Setup(method, window_bp, predictor.check_length(eval_length), anchor, average, flank_bp,
-                 on_ref_mismatch, *((figure.value, figure.source) if figure is not None else ()))
+                 on_ref_mismatch, *((figure.value, figure.source) if figure is not None else (None, None)),
+                 variants_per_pass=variants_per_pass, pass_spacing_bp=pass_spacing_bp)
 
 
 class TssWindows:
@@ -249,6 +265,14 @@ class LLRScorer:
     def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
         return self.predictor.masked_log_likelihood(ids, targets, None, names).numpy()
 
+    def share(self, pending: list[tuple]) -> list[tuple]:
+        """Windows and their rows, nearby variants grouped into shared passes (`dnabird.variants.marginals`)."""
+        s = self.setup
+        if s.variants_per_pass == 1:
+            return pending
+        return marginals.share_passes(pending, self.predictor.tokenizer, s.eval_length, s.rc, s.flank_bp,
+                                      s.variants_per_pass, s.pass_spacing_bp)
+
     def combine(self, log_likelihoods: np.ndarray, bp: list[tuple[int, int]]):
         """[log P, log P per bp] of REF and ALT averaged over strands; no logit difference."""
         per_strand = np.reshape(log_likelihoods, (-1, 2))  # [strands, (ref, alt)]
@@ -288,31 +312,41 @@ def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
 def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str] | None = None,
                 bar=None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Scores of prepared windows [(rows, targets, extra) …]; each row gives one value per entry of its
-    targets. Rows are sorted (stably) by their padded length (`scorer.padded_length`) and run `batch_size` at a
+    targets; a row object that several windows list (a shared pass) is run once with all their targets. Rows
+    are sorted (stably) by their padded length (`scorer.padded_length`) and run `batch_size` at a
     time, each model call at one padded length. `names` (one per window) name the inputs in errors; `bar`
     advances by the windows each model call completes."""
-    ids = [row for rows, _, _ in prepared for row in rows]
-    targets = [t for _, wanted, _ in prepared for t in wanted]
-    owner = [n for n, (rows, _, _) in enumerate(prepared) for _ in rows]  # the window of each row
+    index, ids, targets, reads = {}, [], [], []  # reads: per window, (row, first set, sets) per row it lists
+    for rows, wanted, _ in prepared:
+        reads.append([])
+        for row, sets in zip(rows, wanted, strict=True):
+            k = index.setdefault(id(row), len(ids))
+            if k == len(ids):
+                ids.append(row)
+                targets.append([])
+            reads[-1].append((k, len(targets[k]), len(sets)))
+            targets[k] += sets
+    users = [[] for _ in ids]  # the windows that list each row
+    for n, r in enumerate(reads):
+        for k, _, _ in r:
+            users[k].append(n)
+    owner = [u[0] for u in users]  # the first window of each row names it in errors
     lengths = [scorer.padded_length(row) for row in ids]
     order = sorted(range(len(ids)), key=lengths.__getitem__)
     batches = [rows[i:i + batch_size] for _, group in itertools.groupby(order, key=lengths.__getitem__)
                for rows in [list(group)] for i in range(0, len(rows), batch_size)]
-    row_values, rows_left = [None] * len(ids), Counter(owner)
+    row_values, rows_left = [None] * len(ids), Counter(n for u in users for n in u)
     for batch in batches:
         values = scorer.run([ids[r] for r in batch], [targets[r] for r in batch],
                             None if names is None else [names[owner[r]] for r in batch])
         at = 0
         for r in batch:
             row_values[r], at = values[at:at + len(targets[r])], at + len(targets[r])
-            rows_left[owner[r]] -= 1
+            rows_left.subtract(users[r])
         if bar is not None:  # windows whose rows are all scored now
-            bar.update(sum(rows_left[window] == 0 for window in {owner[r] for r in batch}))
-    results, at = [], 0
-    for rows, _, extra in prepared:
-        results.append(scorer.combine(np.concatenate(row_values[at:at + len(rows)]), extra))
-        at += len(rows)
-    return results
+            bar.update(sum(rows_left[window] == 0 for window in {n for r in batch for n in users[r]}))
+    return [scorer.combine(np.concatenate([row_values[k][first:first + count] for k, first, count in r]), extra)
+            for r, (_, _, extra) in zip(reads, prepared, strict=True)]
 
 
 # --- the entry point -------------------------------------------------------------------------------------
@@ -322,7 +356,8 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
                    window_bp: int | None = None, eval_length: int | None = None, flank_bp: int = 0,
                    on_ref_mismatch: str = "skip", batch_size: int = 16, device: str = "auto",
                    progress: bool = True, tokenizer=None, task=None,
-                   bp_per_token: float | None = None) -> VariantScores:
+                   bp_per_token: float | None = None, variants_per_pass: int | None = None,
+                   pass_spacing_bp: int | None = None, precision: str = "fp32") -> VariantScores:
     """Score every ALT allele of `variants` with `model` on `genome`.
 
     model: a checkpoint directory, or a loaded model with its `tokenizer` (and `task` for a classifier).
@@ -337,11 +372,16 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
     bp_per_token: mlm_llr, the tokenizer's bp per token that sizes default windows (default: the figure stored
         with the checkpoint, else the tokenizer's on a reference sequence; `dnabird.model.bp_per_token`).
+    variants_per_pass, pass_spacing_bp: mlm_llr only, up to this many variants (default 16) whose masked spans
+        lie at least this many bp apart (default 100) are scored from one shared pass
+        (`dnabird.variants.marginals`); variants_per_pass=1 is the exact method, one variant per pass.
+    precision: "fp32" or "bf16" (bfloat16 autocast, where the CPU or GPU has it).
     """
     scoring = prepare_scoring(model, genome, method=method, rc=rc, tss=tss, window_bp=window_bp,
                               eval_length=eval_length, flank_bp=flank_bp, on_ref_mismatch=on_ref_mismatch,
                               bp_per_token=bp_per_token, batch_size=batch_size, device=device, tokenizer=tokenizer,
-                              task=task)
+                              task=task, variants_per_pass=variants_per_pass, pass_spacing_bp=pass_spacing_bp,
+                              precision=precision)
     ctx = scoring.ctx
     with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
         part = scoring.score(scoring.mine(read_alleles(variants)), bar)
@@ -385,18 +425,18 @@ class Scoring:
 
 
 def prepare_scoring(model, genome: str | os.PathLike | Genome, *, tss: str | os.PathLike | None = None,
-                    batch_size: int = 16, device: str = "auto", tokenizer=None, task=None,
+                    batch_size: int = 16, device: str = "auto", tokenizer=None, task=None, precision: str = "fp32",
                     **settings) -> Scoring:
     """Load `model` (joining torchrun's process group), open `genome` and resolve the settings
     (`resolve_setup`'s keyword arguments) as `score_variants` does."""
     reject(not isinstance(batch_size, int) or batch_size < 1, "batch_size", batch_size, "a positive integer")
     ctx = distributed.setup(device)
-    predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device)
+    predictor = Predictor.load(model, tokenizer=tokenizer, task=task, device=ctx.device, precision=precision)
     genome = genome if isinstance(genome, Genome) else Genome(genome)
     setup = resolve_setup(predictor, tss=tss, checkpoint=model if isinstance(model, (str, os.PathLike)) else None,
                           **settings)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
-    recorded = {**setup.describe(), "tokenizer_hash": predictor.tokenizer.hash,
+    recorded = {**setup.describe(), "precision": precision, "tokenizer_hash": predictor.tokenizer.hash,
                 "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
     return Scoring(SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx, recorded)
 
@@ -408,9 +448,10 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
     units, scores, skipped, pending = [], [], [], []
 
     def flush():
-        scores.extend(run_windows(scorer, [p for _, p in pending], batch_size,
-                                  [_name(window) for window, _ in pending], bar))
-        units.extend(_unit_row(window, setup, scorer.predictor.tokenizer) for window, _ in pending)
+        shared = scorer.share(pending) if isinstance(scorer, LLRScorer) else pending  # LLR: shared passes
+        scores.extend(run_windows(scorer, [p for _, p in shared], batch_size,
+                                  [_name(window) for window, _ in shared], bar))
+        units.extend(_unit_row(window, setup, scorer.predictor.tokenizer) for window, _ in shared)
         pending.clear()
 
     for allele in alleles:
@@ -427,7 +468,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
                 pending.append(fit(scorer, window, setup.rc))
             except UnscorableVariantError as err:
                 skipped.append(_skip_row(allele, err, window.feature))
-        if sum(len(rows) for _, (rows, _, _) in pending) >= CHUNK_BATCHES * batch_size:
+        if sum(len(rows) for _, (rows, _, _) in pending) >= CHUNK_BATCHES * batch_size * setup.variants_per_pass:
             flush()
     flush()
     k = len(scorer.outputs)
