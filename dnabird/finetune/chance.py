@@ -22,11 +22,13 @@ def majority_accuracy(labels: np.ndarray) -> float:
 def chance_bounds(labels: np.ndarray, problem: str) -> dict[str, float]:
     """The highest validation score still at chance, per metric: accuracy (binary, multi-class) up to the majority
     share + 3 binomial standard errors; AUROC (binary) up to 0.5 + 3 standard errors of the Mann-Whitney statistic
-    under no signal; median AUROC (multi-label) up to 0.5 + 3 standard errors of a label with the median positives."""
+    under no signal; median AUROC (multi-label) up to 0.5 + 3 standard errors of the median of K such AUROCs (each
+    with the median label's positives)."""
     labels = np.asarray(labels)
-    if problem == "multilabel":
+    if problem == "multilabel":   # the median of K labels' AUROCs: 1.2533 sigma / sqrt(K) (independent labels)
         positives = float(np.median(labels.sum(0)))
-        return {"median_auroc": 0.5 + SIGMAS * _auroc_error(positives, len(labels) - positives)}
+        error = _auroc_error(positives, len(labels) - positives) * 1.2533 / math.sqrt(labels.shape[1])
+        return {"median_auroc": 0.5 + SIGMAS * error}
     majority, n = majority_accuracy(labels), len(labels)
     bounds = {"accuracy": majority + SIGMAS * math.sqrt(majority * (1 - majority) / n)}
     if problem == "binary":
@@ -61,7 +63,7 @@ def chance_warning(history: list[tuple[int, dict]], labels: np.ndarray, problem:
     ranking = best.get(RANKING[problem])
     if ranking is not None and ranking["at_chance"]:
         kind, stuck, what = "at_chance", {RANKING[problem]: ranking}, "validation never left chance"
-    elif "accuracy" in best and best["accuracy"]["at_chance"]:
+    elif ranking is not None and "accuracy" in best and best["accuracy"]["at_chance"]:
         kind, stuck = "one_class", {"accuracy": best["accuracy"]}
         what = (f"validation accuracy never left the majority-class level although AUROC did "
                 f"(best {ranking['best']:.3f}): the model ranks, but predicts (nearly) one class")
