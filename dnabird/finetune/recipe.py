@@ -19,6 +19,7 @@ from dnabird.data.tokenizer import load_tokenizer
 from dnabird.data.tokenizer_base import DnaTokenizer
 from dnabird.errors import CheckpointError, reject
 from dnabird.finetune.baselines import multilabel_logistic_scores
+from dnabird.finetune.chance import chance_warning
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, collate
 from dnabird.finetune.evaluate import Selection, classifier_forward, predict, score
@@ -142,7 +143,7 @@ def finetune(task: ModuleType, config: FinetuneConfig, *, resume: bool = False) 
     report = {}
     with recipe_run(train_config.device, seed=config.seed) as run:
         model = build_model(config, data, model_config)
-        selection = Selection(config.selection_metric)
+        selection, history = Selection(config.selection_metric), []
         options = dict(batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id,
                        positive_weight=config.positive_weight, device=run.device)
 
@@ -150,6 +151,7 @@ def finetune(task: ModuleType, config: FinetuneConfig, *, resume: bool = False) 
             labels, scores, loss = predict(net, data.validation, spec, **options)
             metrics = {**score(spec, labels, scores), "loss": loss}
             selection.offer(step, metrics, net)
+            history.append((step, metrics))
             return {f"val_{k}": metrics[k] for k in VALIDATION_KEYS if metrics.get(k) is not None}
 
         run.fit(model, classification_loss(config.positive_weight, problem), data.train, train_config,
@@ -157,14 +159,17 @@ def finetune(task: ModuleType, config: FinetuneConfig, *, resume: bool = False) 
                 resume=resume, run_info={"finetune": dataclasses.asdict(config), "task": spec.to_dict()},
                 tokenizer_files=tokenizer.files, task=spec, validate=validate, selection=selection)
         if run.is_main:
-            report = report_on_test(spec.task, model, data, config, selection, tokenizer, run.device)
+            warning = chance_warning(history, data.validation.labels, problem, train_config.warmup_steps)
+            if warning is not None:
+                log.warning("%s: %s", train_config.out_dir, warning["message"])
+            report = report_on_test(spec.task, model, data, config, selection, tokenizer, run.device, warning)
     return report
 
 
 def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, selection: Selection, tokenizer,
-                device) -> dict:
+                device, chance: dict | None = None) -> dict:
     """Score the selected model on test (with the baselines for a binary task); write report.json and the
-    plots, print the table."""
+    plots, print the table. `chance`: the run's `chance_warning`, if any (kept in the report as `warnings`)."""
     out_dir = Path(config.train.out_dir)
     scored = functools.partial(predict, model, spec=data.spec, batch_size=config.eval_batch_size,
                                pad_id=tokenizer.pad_id, positive_weight=config.positive_weight, device=device)
@@ -202,7 +207,8 @@ def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, sel
     report = {"task": data.spec.to_dict(), "test": test, "token_lengths": lengths, "data": data.summary,
               "selection": {"metric": selection.metric, "step": selection.step, "value": selection.value,
                             "validation": selection.metrics},
-              "config": dataclasses.asdict(config), "versions": versions(), "seed": config.seed}
+              "config": dataclasses.asdict(config), "versions": versions(), "seed": config.seed,
+              "warnings": [] if chance is None else [chance]}
     write_json_atomic(out_dir / "report.json", report)
     print(format_table(report))
     return report

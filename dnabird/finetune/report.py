@@ -134,12 +134,18 @@ def plot_group_aurocs(row: dict, groups: dict[str, list[str]], path: Path) -> Pa
     return path
 
 
+def warning_lines(report: dict, name: str | None = None) -> list[str]:
+    """One "WARNING" line per warning in `report` (a run at chance: `dnabird.finetune.chance`), naming run `name`."""
+    where = f" ({name})" if name else ""
+    return [f"WARNING{where}: {w['message']}" for w in report.get("warnings", [])]
+
+
 def format_table(report: dict) -> str:
     """The test table: one row per scorer, 95 % intervals in brackets, then the token lengths per class."""
-    rows = report["test"]["rows"]
+    rows, warnings = report["test"]["rows"], warning_lines(report)
     if rows and "groups" in next(iter(rows.values())):     # multi-label: median AUROC per group
-        return "\n".join([report["test"]["title"], *_multilabel_lines(rows)])
-    lines = [report["test"]["title"], *_rows(rows)]
+        return "\n".join([*warnings, report["test"]["title"], *_multilabel_lines(rows)])
+    lines = [*warnings, report["test"]["title"], *_rows(rows)]
     for split, classes in report.get("token_lengths", {}).items():
         shown = "; ".join(f"{name} median {s['median']:.0f} (5-95 %: {s['p05']:.0f}-{s['p95']:.0f})"
                           for name, s in classes.items())

@@ -114,7 +114,10 @@ def _run(config, context: RunContext, stage_dir: Path) -> dict[str, Path]:
             reports[name] = chosen.train(run, out_dir)
         seconds[name] = reports[name].setdefault("wall_seconds", round(time.perf_counter() - started, 1))
         write_json_atomic(record, reports[name])
-    table = chosen.table(reports, seconds, configs)
+    from dnabird.finetune.report import warning_lines
+
+    warnings = [line for name, report in reports.items() for line in warning_lines(report, name)]
+    table = "\n".join([chosen.table(reports, seconds, configs), *warnings])
     write_json_atomic(stage_dir / "results.json", {name: {**dataclasses.asdict(configs[name]), "report": report}
                                                    for name, report in reports.items()})
     write_text_atomic(stage_dir / "results.txt", table + "\n")

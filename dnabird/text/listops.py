@@ -10,6 +10,7 @@ token; parentheses (LRA's printing of nested pairs) are dropped. An input is `[C
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from dnabird.model.config import recipe_encoder_config
 from dnabird.model.task_spec import TaskSpec
 from dnabird.train import TrainConfig
 from dnabird.train.recipe import recipe_run
+
+log = logging.getLogger(__name__)
 
 VOCAB = SPECIAL_TOKENS + tuple(str(d) for d in range(10)) + listops.OPERATORS + (listops.END,)
 DROPPED = ("(", ")")
@@ -117,6 +120,7 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
     """Train a ListOps classifier; returns the report (also `<out_dir>/report.json`)."""
     from functools import partial
 
+    from dnabird.finetune.chance import chance_warning
     from dnabird.finetune.data import TokenExamples, collate
     from dnabird.finetune.evaluate import predict
     from dnabird.finetune.metrics import multiclass_metrics
@@ -153,5 +157,11 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
                 report[split] = {"model": multiclass_metrics(labels, scores),
                                  "majority_class": {"accuracy": float((split_targets == majority).mean()),
                                                     "examples": len(split_targets)}}
+                if split == "validation":   # validated once, at the end: a run that stayed at chance says so
+                    warning = chance_warning([(config.train.max_steps, report[split]["model"])], split_targets,
+                                             spec.problem, warmup_steps=0)
+                    report["warnings"] = [] if warning is None else [warning]
+                    if warning is not None:
+                        log.warning("%s: %s", config.train.out_dir, warning["message"])
             write_json_atomic(Path(config.train.out_dir) / "report.json", report)
     return report

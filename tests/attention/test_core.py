@@ -96,6 +96,42 @@ def test_one_head_size_gradients_match_dense_reference(name):
         assert (g - want).abs().max() <= 1e-4
 
 
+BF16_CASES = {  # name: (pattern, causal); every pattern of PATTERNS, and Longformer causal and with a global tail
+    **{name: (pattern, False) for name, pattern in PATTERNS.items()},
+    "longformer-causal": (Longformer(3, window=16, global_positions=(0, 45), block_size=16), True),
+    "longformer-global-tail": (Longformer(3, window=32, global_positions=(0, *range(144, 176)), block_size=16), False),
+}
+BF16_BOUND = 1e-2  # relative (Frobenius) error: bf16 keeps 8 bits, unit roundoff 2^-8 = 3.9e-3; measured 2-5e-3
+
+
+def _relative_error(got: torch.Tensor, want: torch.Tensor) -> float:
+    got, want = got.detach().double(), want.detach().double()
+    return float((got - want).norm() / want.norm())
+
+
+@pytest.mark.parametrize("name, padding", [*((name, "tail") for name in sorted(BF16_CASES)),
+                                           ("longformer-causal", "head")])
+def test_bf16_outputs_and_gradients_stay_within_bf16_roundoff_of_the_fp64_reference(name, padding):
+    """bf16 q, k, v through the gather backend against the dense reference in fp64 on the same rounded inputs.
+    Tail padding: padded keys; head padding with causal attention: rows that see no key at all."""
+    pattern, causal = BF16_CASES[name]
+    q, k, v, kpm = inputs(176, d_v=16, seed=5)
+    if padding == "head":
+        kpm[:] = True
+        kpm[0, :40] = False
+    low = [t.bfloat16().requires_grad_(True) for t in (q, k, v)]
+    exact = [t.detach().double().requires_grad_(True) for t in low]
+    weights = torch.randn(2, 3, 176, 16, generator=torch.Generator().manual_seed(7))
+    out = attention(*low, pattern, key_padding_mask=kpm, seed=2, causal=causal, backend="sdpa")
+    assert out.dtype == torch.bfloat16
+    (out.float() * weights).sum().backward()
+    expected = reference(*exact, pattern.dense_mask(176, seed=2, causal=causal), kpm)
+    (expected * weights).sum().backward()
+    assert _relative_error(out, expected) <= BF16_BOUND
+    for got, want in zip(low, exact, strict=True):
+        assert _relative_error(got.grad, want.grad) <= BF16_BOUND
+
+
 @pytest.mark.parametrize("name", sorted(set(PATTERNS) - {"full"}))
 def test_groups_cut_into_chunks_match_dense_reference(monkeypatch, name):
     """A tiny byte budget cuts every group into chunks of a few query blocks: outputs and gradients hold."""

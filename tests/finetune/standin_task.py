@@ -30,6 +30,8 @@ class StandinData:
     examples: dict = field(default_factory=lambda: {"train": 64, "validation": 32, "test": 32})
     block_at_index: int | None = None   # training stalls when it reaches this global example index
     marker: str | None = None           # written when it stalls
+    gc_rich: bool = False               # positives drawn at 70 % GC, negatives at 30 % (no box): learnt in a few steps
+    shuffle_labels: bool = False        # labels permuted in every split: nothing to learn
 
 
 @dataclass
@@ -50,13 +52,15 @@ class Stalling(TokenExamples):
         return super().__getitem__(global_index)
 
 
-def sequences(count: int, seed: int) -> tuple[list[str], np.ndarray]:
+def sequences(count: int, seed: int, gc_rich: bool = False) -> tuple[list[str], np.ndarray]:
     rng = np.random.default_rng(seed)
     labels = np.arange(count) % 2
     texts = []
     for label in labels:
-        bases = "".join(rng.choice(list("ACGT"), 120))
-        if label:
+        gc = 0.7 if label else 0.3
+        bases = "".join(rng.choice(list("ACGT"), 120, p=[(1 - gc) / 2, gc / 2, gc / 2, (1 - gc) / 2]) if gc_rich
+                        else rng.choice(list("ACGT"), 120))
+        if label and not gc_rich:
             at = int(rng.integers(0, 120 - len(MOTIF)))
             bases = bases[:at] + MOTIF + bases[at + len(MOTIF):]
         texts.append(bases)
@@ -66,7 +70,9 @@ def sequences(count: int, seed: int) -> tuple[list[str], np.ndarray]:
 def build(config: StandinConfig, tokenizer, *, block_size: int, out_dir) -> TaskData:
     splits = {}
     for offset, (name, count) in enumerate(config.data.examples.items()):
-        texts, labels = sequences(count, seed=100 + offset)
+        texts, labels = sequences(count, seed=100 + offset, gc_rich=config.data.gc_rich)
+        if config.data.shuffle_labels:
+            labels = np.random.default_rng(offset).permutation(labels)
         ids, _ = tokenizer.encode_batch(texts, block_size=block_size, length=128)
         splits[name] = (ids, labels)
     train = Stalling(*splits["train"], seed=config.seed, shuffle=True, block_at=config.data.block_at_index,

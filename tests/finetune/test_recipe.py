@@ -185,3 +185,50 @@ def test_the_recipe_takes_a_task_module_and_a_task_name_goes_through_the_registr
     assert tasks.task_module("chromatin") is chromatin
     with pytest.raises(ParameterError, match="task='nope' is invalid: expected one of"):
         tasks.task_module("nope")
+
+
+def _gc_run(tokenizer, out_dir, *, precision="fp32", steps=20, shuffle_labels=False):
+    """The stand-in recipe on the GC-rich task (64 validation examples, validated every 5 steps): (records, report)."""
+    standin_task.register()
+    data = standin_task.StandinData(gc_rich=True, shuffle_labels=shuffle_labels,
+                                    examples={"train": 64, "validation": 64, "test": 32})
+    config = standin_task.config(tokenizer.path, out_dir, steps=steps, data=data)
+    config.train.precision, config.train.eval_every, config.train.checkpoint_every = precision, 5, steps
+    report = finetune("standin", config)
+    return [json.loads(line) for line in (out_dir / "metrics.jsonl").read_text().splitlines()], report
+
+
+def test_bf16_fine_tuning_on_cpu_learns_the_task_as_fp32_does(tokenizers, tmp_path):
+    runs = {precision: _gc_run(tokenizers[0], tmp_path / precision, precision=precision)
+            for precision in ("fp32", "bf16")}
+    losses = {precision: np.array([r["loss"] for r in records]) for precision, (records, _) in runs.items()}
+    assert not np.array_equal(losses["fp32"], losses["bf16"])          # autocast really ran
+    assert np.abs(losses["fp32"] - losses["bf16"]).max() < 0.01        # and followed the fp32 run step by step
+    for records, report in runs.values():
+        last = records[-1]
+        assert last["val_auroc"] >= 0.95 and last["val_accuracy"] >= 0.75, last
+        assert report["warnings"] == []
+
+
+def test_a_run_on_shuffled_labels_warns_that_it_stayed_at_chance(tokenizers, tmp_path, caplog, capsys):
+    _, report = _gc_run(tokenizers[0], tmp_path, steps=12, shuffle_labels=True)
+    (warning,) = report["warnings"]
+    chance = 0.5 + 3 * (129 / (12 * 32 * 32)) ** 0.5       # AUROC 0.5 + 3 standard errors, 32 + 32 examples
+    assert warning["kind"] == "at_chance" and warning["metrics"]["auroc"]["best"] <= chance
+    assert "AT CHANCE" in caplog.text and "train.lr" in caplog.text                   # the log
+    assert "WARNING: AT CHANCE" in capsys.readouterr().out                             # the printed table
+    assert json.loads((tmp_path / "report.json").read_text())["warnings"] == [warning]  # report.json
+
+
+def test_chance_bounds_are_the_majority_class_and_auroc_half_with_three_standard_errors():
+    from dnabird.finetune.chance import chance_bounds, chance_warning
+
+    labels = np.array([1] * 30 + [0] * 70)
+    bounds = chance_bounds(labels, "binary")
+    assert bounds["accuracy"] == pytest.approx(0.7 + 3 * (0.7 * 0.3 / 100) ** 0.5)
+    assert bounds["auroc"] == pytest.approx(0.5 + 3 * (101 / (12 * 30 * 70)) ** 0.5)
+    history = [(5, {"accuracy": 0.95, "auroc": 0.99}), (10, {"accuracy": 0.7, "auroc": 0.55})]
+    assert chance_warning(history, labels, "binary", warmup_steps=0) is None
+    assert chance_warning(history, labels, "binary", warmup_steps=5)["kind"] == "at_chance"   # warm-up left out
+    ranks = chance_warning([(10, {"accuracy": 0.7, "auroc": 0.9})], labels, "binary", warmup_steps=0)
+    assert ranks["kind"] == "one_class" and "predicts (nearly) one class" in ranks["message"]
