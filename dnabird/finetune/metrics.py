@@ -72,13 +72,14 @@ def resample_weights(n: int, groups: Sequence | None, resamples: int, seed: int)
     return weights[:, cluster]
 
 
-def _interval(values: np.ndarray, level: float) -> list[float] | None:
+def percentile_interval(values: np.ndarray, level: float) -> list[float] | None:
     """The central `level` percentile interval of the bootstrap `values` (None when there are none)."""
     tail = 100 * (1 - level) / 2
     return np.percentile(values, [tail, 100 - tail]).tolist() if len(values) else None
 
 
-def _finite_or_none(value: float) -> float | None:
+def finite_or_none(value: float) -> float | None:
+    """`value` as a float, or None where it is NaN or infinite (undefined metrics in JSON)."""
     return float(value) if np.isfinite(value) else None
 
 
@@ -86,7 +87,7 @@ def binary_metrics(labels: Sequence[int], scores: Sequence[float]) -> dict:
     """Accuracy, precision, recall, F1, MCC, AUROC, AUPRC and the confusion matrix of one set of predictions."""
     labels, scores = _check(labels, scores)
     values = weighted_binary(labels, scores, np.ones((1, len(labels))))
-    report = {name: _finite_or_none(values[name][0]) for name in BINARY_METRICS}
+    report = {name: finite_or_none(values[name][0]) for name in BINARY_METRICS}
     report["confusion"] = {cell: int(values[cell][0]) for cell in ("tn", "fp", "fn", "tp")}
     report["examples"], report["positives"] = int(len(labels)), int(labels.sum())
     return report
@@ -101,7 +102,7 @@ def bootstrap_intervals(labels: Sequence[int], scores: Sequence[float], *, group
     reject(resamples < 1 or not 0 < level < 1, "resamples, level", (resamples, level),
            "an integer >= 1 and a level in (0, 1)")
     values = weighted_binary(labels, scores, resample_weights(len(labels), groups, resamples, seed))
-    return {name: _interval(values[name][np.isfinite(values[name])], level) for name in metrics}
+    return {name: percentile_interval(values[name][np.isfinite(values[name])], level) for name in metrics}
 
 
 def multiclass_metrics(labels: Sequence[int], scores: np.ndarray) -> dict:
@@ -129,7 +130,7 @@ def multilabel_metrics(labels: np.ndarray, scores: np.ndarray, names: Sequence[s
     per_label = {}
     for k, name in enumerate(names):
         values = weighted_binary(labels[:, k].astype(bool), scores[:, k], ones)
-        per_label[name] = {"auroc": _finite_or_none(values["auroc"][0]), "auprc": _finite_or_none(values["auprc"][0]),
+        per_label[name] = {"auroc": finite_or_none(values["auroc"][0]), "auprc": finite_or_none(values["auprc"][0]),
                            "positives": int(labels[:, k].sum())}
 
     def medians(members) -> dict:
@@ -162,7 +163,7 @@ def median_auroc_intervals(labels: np.ndarray, scores: np.ndarray, names: Sequen
         matrix = np.stack([aurocs[m] for m in members], axis=1) if members else np.zeros((len(weights), 0))
         defined = np.isfinite(matrix).any(axis=1)
         with np.errstate(all="ignore"):
-            out[group] = _interval(np.nanmedian(matrix[defined], axis=1), level)
+            out[group] = percentile_interval(np.nanmedian(matrix[defined], axis=1), level)
     return out
 
 

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from dnabird.errors import reject
-from dnabird.finetune.metrics import resample_weights, weighted_binary
+from dnabird.finetune.metrics import finite_or_none, percentile_interval, resample_weights, weighted_binary
 
 METRICS = ("auroc", "auprc", "auprc_by_chrom", "odds_ratio", "matched_auroc")
 
@@ -93,16 +93,6 @@ def _by_chrom(labels: np.ndarray, scores: np.ndarray, chroms: np.ndarray, weight
         return summed / total, table
 
 
-def _interval(values: np.ndarray, level: float) -> list[float] | None:
-    values = values[np.isfinite(values)]
-    tail = 100 * (1 - level) / 2
-    return np.percentile(values, [tail, 100 - tail]).tolist() if len(values) else None
-
-
-def _value(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None
-
-
 def ranking_metrics(labels, scores, chroms, *, groups=None, top_k: float = 0.01, resamples: int = 1000,
                     seed: int = 0, level: float = 0.95) -> dict:
     """The module docstring's metrics of `scores` (higher = more likely positive) for 0/1 `labels`, with
@@ -125,6 +115,8 @@ def ranking_metrics(labels, scores, chroms, *, groups=None, top_k: float = 0.01,
     if groups is not None:
         values["matched_auroc"], out["matched_groups"] = _matched(labels, scores, groups, weights)
     for name, series in values.items():
-        out[name], out[f"{name}_interval"] = _value(series[0]), _interval(series[1:], level)
+        resampled = series[1:]
+        out[name] = finite_or_none(series[0])
+        out[f"{name}_interval"] = percentile_interval(resampled[np.isfinite(resampled)], level)
     out.update(chromosomes=chromosomes, top_k=k, top_counts=counts)
     return out
