@@ -21,7 +21,7 @@ from dnabird.model.task_spec import Anchor
 from dnabird.progress import progress_bar
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Variant, read_alleles
-from dnabird.variants.score import Setup, allele_windows, encode, resolve_setup, score_windows
+from dnabird.variants.score import Setup, allele_windows, encode, recorded_settings, resolve_setup, score_windows
 from dnabird.variants.scores import VariantScores
 
 POOLINGS = (*STATE_POOLINGS, *HEAD_POOLINGS)
@@ -149,6 +149,5 @@ def embedding_distances(model, genome: str | os.PathLike | Genome, variants: str
     with progress_bar(enabled=progress, desc="embedding distances", unit=" windows") as bar:
         scores = score_windows(scorer, setup, read_alleles(variants),
                                lambda allele: allele_windows(allele, genome, setup, None), batch_size, bar)
-    scores.settings = {**setup.describe(), "pooling": DISTANCE_POOLING, "tokenizer_hash": predictor.tokenizer.hash,
-                       "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
+    scores.settings = recorded_settings(setup, predictor, model, pooling=DISTANCE_POOLING)
     return scores

@@ -8,9 +8,9 @@ checkpoint's bp per token (`dnabird.model.bp_per_token`, never the genome) with 
 to its own block multiple, so a window's score never depends on eval_length (the cap on its tokens) or the batch;
 outputs `llr` and `llr_per_bp`; nearby variants share passes, `dnabird.variants.marginals`, unless
 `variants_per_pass=1`, the exact method, whose scores never depend on the other variants), or "auto" ("head"
-when the model has a task; its rows
-padded to the task's eval_length, as it was fine-tuned). Under torchrun each rank scores the records whose
-index is its rank modulo the world size, and every rank returns the merged scores in input order.
+when the model has a task; a head's rows are padded to the task's eval_length, as it was fine-tuned). Under
+torchrun each rank scores the records whose index is its rank modulo the world size, and every rank returns
+the merged scores in input order.
 """
 
 from __future__ import annotations
@@ -436,9 +436,14 @@ def prepare_scoring(model, genome: str | os.PathLike | Genome, *, tss: str | os.
     setup = resolve_setup(predictor, tss=tss, checkpoint=model if isinstance(model, (str, os.PathLike)) else None,
                           **settings)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
-    recorded = {**setup.describe(), "precision": precision, "tokenizer_hash": predictor.tokenizer.hash,
-                "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
-    return Scoring(SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx, recorded)
+    return Scoring(SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx,
+                   recorded_settings(setup, predictor, model, precision=precision))
+
+
+def recorded_settings(setup: Setup, predictor: Predictor, model, **extra) -> dict:
+    """`VariantScores.settings`: the setup, `extra`, the tokenizer's hash and the model (its directory)."""
+    return {**setup.describe(), **extra, "tokenizer_hash": predictor.tokenizer.hash,
+            "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
 
 
 def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int,
