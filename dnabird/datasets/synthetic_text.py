@@ -12,8 +12,11 @@
   The label is the class of the queried key's value ("warm" for red, amber, coral, orange; "cool" for blue,
   green, violet, teal), balanced. The two stored values always fall in different classes (which key holds the
   warm one is drawn at random), so every document needs the lookup: the last 128 tokens never hold a key, so a
-  model that keeps only them is at chance, and a bag of words of the whole document is at chance too (it sees
-  one warm and one cool stored value, never which key the query names). (Were both values allowed one class,
+  model that keeps only them is at chance, and a linear bag of words of the whole document is at chance too (it
+  sees one warm and one cool stored value, never which key the query names). Each key statement is one token,
+  so the label is the exclusive-or of two count features (which key is queried, which key holds the warm
+  value): a one-hidden-layer perceptron on word counts solves it (docs/training-precision.md); what the task
+  tests is reading both features from far apart and combining them. (Were both values allowed one class,
   stored values alone would label half the documents: models from scratch learnt that 75 % shortcut first and
   stayed in it.) `solve_long_range` reads the label back from the text alone (the generator's independent check).
 - `markov_words`: word streams with learnable structure (each pseudo-word has a few likely successors);
