@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dnabird.errors import ConfigError
 from dnabird.pipeline import RunContext, Stage, load_pipeline, registered_stages
-from dnabird.text.training import resumable
+from dnabird.train.checkpoint import resumable
 
 TRAINED = {"model": "model", "report": "report.json", "metrics": "metrics.jsonl"}  # output -> file in the folder
 
@@ -53,8 +53,8 @@ def _reference(value) -> tuple[str, str] | None:
 
 def resuming(train: Callable) -> Callable:
     """`train(config, resume=...)` as a track's `train(config, out_dir)`, resuming when `config.train.out_dir`
-    holds checkpoints (`dnabird.text.training.resumable`); returns the report."""
-    return lambda config, out_dir=None: train(config, resume=resumable(config.train))
+    holds checkpoints (`dnabird.train.checkpoint.resumable`); returns the report."""
+    return lambda config, out_dir=None: train(config, resume=resumable(config.train.out_dir))
 
 
 def training_stage(name: str, config: type, train: Callable, sources: Mapping[str, tuple[str, str]],

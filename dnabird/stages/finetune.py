@@ -17,7 +17,7 @@ from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.pipeline import RunContext, Stage
 from dnabird.stages import TRAINED, optional_output, pipeline_section
 from dnabird.tasks import task_module
-from dnabird.text.training import resumable
+from dnabird.train.checkpoint import resumable
 
 
 def resolved(task: str, config, context: RunContext, out_dir: Path | None = None):
@@ -52,7 +52,7 @@ def run(task: str, config, out_dir: Path) -> dict:
     left some."""
     from dnabird.tasks import finetune
 
-    return finetune(task, config, resume=resumable(config.train))
+    return finetune(task, config, resume=resumable(config.train.out_dir))
 
 
 def from_pipeline(task: str, path: str | Path, overrides: list[str] = ()):

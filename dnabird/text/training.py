@@ -1,13 +1,10 @@
-"""What the text recipes share around the one recipe shell (`dnabird.train.recipe`): batched evaluation, and
-whether a run folder holds a checkpoint to resume from."""
+"""What the text recipes share around the one recipe shell (`dnabird.train.recipe`): batched evaluation."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 from dnabird.progress import progress_bar
-from dnabird.train import TrainConfig
 from dnabird.train.data import stack_examples
 
 
@@ -17,9 +14,3 @@ def device_batches(examples, count: int, batch_size: int, device, desc: str) -> 
         rows = range(start, min(count, start + batch_size))
         yield rows, {k: v.to(device) for k, v in stack_examples([examples[i] for i in rows]).items()}
 
-
-def resumable(train_config: TrainConfig) -> bool:
-    """Whether `out_dir` holds a checkpoint to resume from, its own or a training phase's (`phase_<k>/`, staged
-    MLM); a pipeline stage resumes when it does."""
-    out_dir = Path(train_config.out_dir)
-    return any(out_dir.glob("checkpoints/step_*")) or any(out_dir.glob("phase_*/checkpoints/step_*"))
