@@ -1,7 +1,9 @@
 """`dnabird run PIPELINE.yaml`: named stages in a fixed order, each skipped when nothing it reads changed.
 
 A pipeline YAML has `out_dir`, `seed` and one section per stage (stage name -> its config keys); stages run in
-`STAGE_MODULES` order (adding a stage is one line there), each in `out_dir/<stage>/` with its `stage.json`.
+`STAGE_MODULES` order (adding a stage is one line there: a module of `dnabird.stages` defines one stage,
+`STAGE`, or, generic, `stage(name)`: the task stage and the comparison stage), each in `out_dir/<stage>/`
+with its `stage.json`.
 Skipping, resuming, seeds, `run.json` and relative paths: docs/configuration.md, "How a run behaves".
 
 The fingerprint of a file up to 2 MiB is the sha256 of its content; of a larger file, its size, modification
@@ -21,6 +23,7 @@ import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -30,10 +33,12 @@ from dnabird.errors import ConfigError
 from dnabird.io import check_outputs, file_fingerprint, write_json_atomic, write_text_atomic
 from dnabird.provenance import versions
 
-STAGE_MODULES = tuple(f"dnabird.stages.{name}" for name in (  # in run order
-    "fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "promoter_compare", "chromatin",
-    "chromatin_compare", "variants", "text_data", "text_tokenizer", "text_mlm", "text_classify", "text_qa",
-    "text_summarise", "charlm", "listops_data", "listops", "compare", "report"))
+STAGE_MODULES = {  # stage name -> the module making it (its `STAGE`, or `stage(name)`), in run order
+    "fetch": "fetch", "corpus": "corpus", "tokenizer": "tokenizer", "shards": "shards", "pretrain": "pretrain",
+    "promoter": "finetune", "promoter_compare": "compare", "chromatin": "finetune", "chromatin_compare": "compare",
+    "variants": "variants", "text_data": "text_data", "text_tokenizer": "text_tokenizer", "text_mlm": "text_mlm",
+    "text_classify": "compare", "text_qa": "text_qa", "text_summarise": "compare", "charlm": "charlm",
+    "listops_data": "listops_data", "listops": "compare", "compare": "compare", "report": "report"}
 PIPELINE_KEYS = ("out_dir", "seed")
 STAGE_RECORD = "stage.json"
 RESOLVED_CONFIG = "config.yaml"
@@ -45,13 +50,15 @@ class Stage:
     """A pipeline stage: its config dataclass, the paths whose content it reads, and what it runs.
 
     `inputs(config, context)` returns files or directories; `run(config, context, stage_dir)` does
-    the work and returns its outputs as a name -> path mapping (paths later stages can read).
+    the work and returns its outputs as a name -> path mapping (paths later stages can read); `read(section,
+    where)` builds the config from a pipeline section (None: `build_config` of `config`'s keys).
     """
 
     name: str
     config: type
     inputs: Callable[[object, RunContext], Sequence[Path]]
     run: Callable[[object, RunContext, Path], Mapping[str, str | os.PathLike]]
+    read: Callable[[Mapping, str], object] | None = None
 
 
 @dataclass
@@ -97,7 +104,8 @@ class Pipeline:
 
 def registered_stages() -> list[Stage]:
     """Every stage dnabird knows, in run order."""
-    return [importlib.import_module(module).STAGE for module in STAGE_MODULES]
+    modules = {name: importlib.import_module(f"dnabird.stages.{module}") for name, module in STAGE_MODULES.items()}
+    return [module.STAGE if hasattr(module, "STAGE") else module.stage(name) for name, module in modules.items()]
 
 
 def load_pipeline(path: str | os.PathLike, overrides: Sequence[str] = (),
@@ -128,7 +136,7 @@ def build_pipeline(data: Mapping, path: Path, stages: Sequence[Stage] | None = N
             section = dict(data[stage.name] or {})
             if "seed" in {f.name for f in dataclasses.fields(stage.config)}:
                 section.setdefault("seed", seed)
-            configs[stage.name] = build_config(stage.config, section, f"{path}: {stage.name}")
+            configs[stage.name] = (stage.read or partial(build_config, stage.config))(section, f"{path}: {stage.name}")
     return Pipeline(str(path), Path(out_dir), seed, configs)
 
 

@@ -79,11 +79,7 @@ class TaskData:
     baseline_features: baseline name -> (features of train slots at epoch 0, features of test examples),
         each fit by a logistic regression (a token-count baseline is always added).
     summary: counts and settings of the data build, copied into report.json.
-    test_reverse: the test examples reverse-complemented, slot for slot (multi-label): the report averages
-        both strands' probabilities, forward-only beside.
-    report_groups: label groups the multi-label report gives a median AUROC for (default: spec.label_groups).
-    baseline_labels: the labels of the baseline's train rows when they are not `train.labels`.
-    report_masks: group -> boolean mask of the test examples that group is scored on (others: every one).
+    A task whose report needs more (chromatin) subclasses it.
     """
 
     spec: TaskSpec
@@ -93,7 +89,3 @@ class TaskData:
     test_groups: np.ndarray | None = None
     baseline_features: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
-    test_reverse: EpochExamples | None = None
-    report_groups: dict[str, list[str]] | None = None
-    baseline_labels: np.ndarray | None = None
-    report_masks: dict[str, np.ndarray] | None = None

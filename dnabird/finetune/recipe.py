@@ -1,7 +1,7 @@
-"""The fine-tuning recipe (`finetune(task, config)`): a task's data + a pretrained (or fresh) encoder ->
-`train(...)` validating every N steps -> the best validation model, evaluated once on test beside the
-baselines. Outputs in `train.out_dir`: `model/` (with its tokenizer and `task.json`), `report.json`,
-`metrics.jsonl`, `learning_curve.png`, `roc.png`, `pr.png`, `checkpoints/`, and the task's data files.
+"""The fine-tuning recipe (`finetune(task, config)`, `task` a `dnabird.finetune.task.Task`): a task's data + a
+pretrained (or fresh) encoder -> `train(...)` validating every N steps -> the best validation model, evaluated
+once on test by `task.report`. Outputs in `train.out_dir`: `model/` (with its tokenizer and `task.json`),
+`report.json`, `metrics.jsonl`, `learning_curve.png`, the task's plots, `checkpoints/`, and its data files.
 """
 
 from __future__ import annotations
@@ -11,29 +11,25 @@ import functools
 import logging
 import math
 from pathlib import Path
-from types import ModuleType
 
 import torch
 
 from dnabird.data.tokenizer import load_tokenizer
 from dnabird.data.tokenizer_base import DnaTokenizer
 from dnabird.errors import CheckpointError, reject
-from dnabird.finetune.baselines import multilabel_logistic_scores
 from dnabird.finetune.chance import chance_warning
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, collate
 from dnabird.finetune.evaluate import Selection, classifier_forward, predict, score
 from dnabird.finetune.report import (
-    FORWARD_ROW,
     MODEL_ROW,
     binary_rows,
     format_table,
     length_summary,
-    multilabel_rows,
     plot_curves,
-    plot_group_aurocs,
     token_count_features,
 )
+from dnabird.finetune.task import Scoring, Task
 from dnabird.io import write_json_atomic
 from dnabird.model.checkpoint import load_encoder_for_finetuning, read_config, read_tokenizer
 from dnabird.model.config import CENTRE_POOLINGS
@@ -124,15 +120,13 @@ def classification_loss(positive_weight: float, problem: str):
     return loss_fn
 
 
-def finetune(task: ModuleType, config: FinetuneConfig, *, resume: bool = False) -> dict:
-    """Fine-tune on the task of module `task` (`dnabird.tasks`; by name: `dnabird.tasks.finetune`), keep the best
-    validation model, report it on test. Returns the report (empty on ranks other than 0)."""
-    if isinstance(task, str):
-        raise TypeError(f"finetune takes a task module; for task {task!r} by name call dnabird.tasks.finetune")
-    if hasattr(task, "finetune"):  # a task whose model is not a classifier (summarisation) runs its own steps
-        return task.finetune(config, resume=resume)
-    tokenizer = resolve_tokenizer(config, getattr(task, "TOKENIZER", None))
-    model_config = encoder_config(config, tokenizer, getattr(task, "encoder_overrides", None))
+def finetune(task: Task, config: FinetuneConfig, *, resume: bool = False) -> dict:
+    """Fine-tune on `task` (by name: `dnabird.tasks.finetune`), keep the best validation model, report it on
+    test (`task.report`). Returns the report (empty on ranks other than 0)."""
+    if not isinstance(task, Task):
+        raise TypeError(f"finetune takes a Task; for task {task!r} by name call dnabird.tasks.finetune")
+    tokenizer = resolve_tokenizer(config, task.tokenizer)
+    model_config = encoder_config(config, tokenizer, task.encoder_overrides)
     data = task.build(config, tokenizer, block_size=model_config.length_multiple, out_dir=Path(config.train.out_dir))
     model_config.check_length(data.spec.eval_length, "eval_length", multiple=False)
     steps = config.train.max_steps if config.epochs is None else \
@@ -162,22 +156,20 @@ def finetune(task: ModuleType, config: FinetuneConfig, *, resume: bool = False) 
             warning = chance_warning(history, data.validation.labels, problem, train_config.warmup_steps)
             if warning is not None:
                 log.warning("%s: %s", train_config.out_dir, warning["message"])
-            report = report_on_test(spec.task, model, data, config, selection, tokenizer, run.device, warning)
+            scoring = Scoring(lambda examples: predict(model, examples, spec, **options), tokenizer.pad_id)
+            report = write_report(task.report(data, config, scoring), data, config, selection, warning)
     return report
 
 
-def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, selection: Selection, tokenizer,
-                device, chance: dict | None = None) -> dict:
-    """Score the selected model on test (with the baselines for a binary task); write report.json and the
-    plots, print the table. `chance`: the run's `chance_warning`, if any (kept in the report as `warnings`)."""
-    out_dir = Path(config.train.out_dir)
-    scored = functools.partial(predict, model, spec=data.spec, batch_size=config.eval_batch_size,
-                               pad_id=tokenizer.pad_id, positive_weight=config.positive_weight, device=device)
-    labels, scores, loss = scored(data.test)
+def classification_report(data: TaskData, config: FinetuneConfig, scoring: Scoring) -> dict:
+    """`Task.report` of a binary task (the model beside its baselines and the token count, with bootstrap
+    intervals; roc.png and pr.png) or of a multi-class one (the model's scores)."""
+    labels, scores, loss = scoring.predict(data.test)
     test = {"loss": loss}
     lengths = {}
     if data.spec.problem == "binary":
-        train_counts, test_counts = token_count_features(data.train, data.test, tokenizer.pad_id)
+        out_dir = Path(config.train.out_dir)
+        train_counts, test_counts = token_count_features(data.train, data.test, scoring.pad_id)
         baselines = {**data.baseline_features, "token count": (train_counts, test_counts)}
         rows, row_scores = binary_rows(labels, scores, baselines, data.train.labels, groups=data.test_groups,
                                        resamples=config.bootstrap_resamples, seed=config.seed)
@@ -186,29 +178,25 @@ def report_on_test(task: str, model, data: TaskData, config: FinetuneConfig, sel
         lengths = {"train": length_summary(train_counts[:, 0], data.train.labels, names),
                    "test": length_summary(test_counts[:, 0], labels, names)}
         test["rows"] = rows
-    elif data.spec.problem == "multilabel":
-        groups = data.report_groups or data.spec.label_groups
-        row_scores = {MODEL_ROW: scores}
-        if data.test_reverse is not None:
-            _, reverse, _ = scored(data.test_reverse)
-            row_scores = {MODEL_ROW: (scores + reverse) / 2, FORWARD_ROW: scores}
-        train_labels = data.train.labels if data.baseline_labels is None else data.baseline_labels
-        for name, (train_x, test_x) in data.baseline_features.items():
-            row_scores[f"{name} baseline"] = multilabel_logistic_scores(train_x, train_labels, test_x, seed=config.seed)
-        test["rows"] = multilabel_rows(labels, row_scores, data.spec.labels, groups, clusters=data.test_groups,
-                                       resamples=config.bootstrap_resamples, seed=config.seed, masks=data.report_masks)
-        plot_group_aurocs(test["rows"][MODEL_ROW], groups, out_dir / "auroc_by_group.png")
     else:   # baselines for multi-class tasks are for their tasks to add
         test["rows"] = {MODEL_ROW: score(data.spec, labels, scores)}
+    return {"test": test, "token_lengths": lengths}
+
+
+def write_report(section: dict, data: TaskData, config: FinetuneConfig, selection: Selection,
+                 chance: dict | None = None) -> dict:
+    """report.json: the task's test `section` (`Task.report`) titled, with the data summary, the selection,
+    the config and versions; prints the table. `chance`: the run's `chance_warning`, if any (`warnings`)."""
+    test = section["test"]
     pretrained = "from scratch" if config.pretrained == FROM_SCRATCH else "pretrained"
-    test["title"] = (f"{task}: test split, {len(labels)} examples, {pretrained} model selected at step "
+    test["title"] = (f"{data.spec.task}: test split, {len(data.test)} examples, {pretrained} model selected at step "
                      f"{selection.step} by validation {selection.metric} = "
                      f"{'n/a' if selection.value is None else round(selection.value, 4)}")
-    report = {"task": data.spec.to_dict(), "test": test, "token_lengths": lengths, "data": data.summary,
-              "selection": {"metric": selection.metric, "step": selection.step, "value": selection.value,
-                            "validation": selection.metrics},
+    report = {"task": data.spec.to_dict(), "test": test, "token_lengths": section["token_lengths"],
+              "data": data.summary, "selection": {"metric": selection.metric, "step": selection.step,
+                                                  "value": selection.value, "validation": selection.metrics},
               "config": dataclasses.asdict(config), "versions": versions(), "seed": config.seed,
               "warnings": [] if chance is None else [chance]}
-    write_json_atomic(out_dir / "report.json", report)
+    write_json_atomic(Path(config.train.out_dir) / "report.json", report)
     print(format_table(report))
     return report

@@ -1,5 +1,6 @@
-"""Pipeline stages: each module adapts one library step to `dnabird run` and exposes `STAGE`. The helpers below
-fill a section's null paths from earlier stages and make a training stage."""
+"""Pipeline stages: each module adapts one library step to `dnabird run` and exposes `STAGE`, or, generic, makes
+the stage of a name (`finetune.stage`: a task's; `compare.stage`: a comparison). The helpers below fill a
+section's null paths from earlier stages and make a training stage."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from dnabird.errors import ConfigError
-from dnabird.pipeline import RunContext, Stage, load_pipeline, registered_stages
-from dnabird.text.training import resumable
+from dnabird.pipeline import STAGE_MODULES, RunContext, Stage, load_pipeline
+from dnabird.train.checkpoint import resumable
 
 TRAINED = {"model": "model", "report": "report.json", "metrics": "metrics.jsonl"}  # output -> file in the folder
 
@@ -48,13 +49,7 @@ def filled(config, context: RunContext, out_dir: Path | None, sources: Mapping[s
 def _reference(value) -> tuple[str, str] | None:
     """(stage, output) of a value written `<stage>:<output>` with a registered stage's name, else None."""
     stage, sep, output = value.partition(":") if isinstance(value, str) else ("", "", "")
-    return (stage, output) if sep and stage in {s.name for s in registered_stages()} else None
-
-
-def resuming(train: Callable) -> Callable:
-    """`train(config, resume=...)` as a track's `train(config, out_dir)`, resuming when `config.train.out_dir`
-    holds checkpoints (`dnabird.text.training.resumable`); returns the report."""
-    return lambda config, out_dir=None: train(config, resume=resumable(config.train))
+    return (stage, output) if sep and stage in STAGE_MODULES else None
 
 
 def training_stage(name: str, config: type, train: Callable, sources: Mapping[str, tuple[str, str]],
@@ -68,7 +63,8 @@ def training_stage(name: str, config: type, train: Callable, sources: Mapping[st
         return [Path(p) for value in values for p in ([value] if isinstance(value, str) else value)]
 
     def run(config, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-        resuming(train)(filled(config, context, stage_dir, sources))
+        config = filled(config, context, stage_dir, sources)
+        train(config, resume=resumable(config.train.out_dir))
         return {output: stage_dir / file for output, file in outputs.items()}
 
     return Stage(name, config, inputs, run)

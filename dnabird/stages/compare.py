@@ -1,203 +1,43 @@
-"""Stage `compare`: one task trained several ways on the same data, and one results table.
+"""The comparison stage: one registered task (`dnabird.tasks`) trained several ways on the same data, and one
+results table.
 
-Its config: `task`, `base` (the task's settings shared by every run), `runs` (name -> the settings that run
-changes, mappings merged key by key, `model_overrides` as encoder settings merge) and `seed`; a run with
-`init_from: <an earlier run>` starts from that run's fine-tuned weights. Each run trains into `<stage>/<name>/`
-(a finished one is not trained again, an interrupted one resumes), then `results.json` and `results.txt`
-(docs/configuration.md). `promoter_compare`, `chromatin_compare`, `text_classify`, `text_summarise` and
-`listops` are this stage with the task fixed.
+Its config (`CompareConfig`): `task`, `base` (the task's settings shared by every run), `runs` (name -> the
+settings that run changes, mappings merged key by key, `model_overrides` as encoder settings merge) and `seed`;
+a run with `init_from: <an earlier run>` starts from that run's fine-tuned weights. Each run trains into
+`<stage>/<name>/` (a finished one is not trained again, an interrupted one resumes), then `results.json` and
+`results.txt` (`Task.table`; docs/configuration.md). A run's mappings merge over `base` as written: a key the
+base leaves out takes its dataclass default (`train: {lr: ...}` alone is a default `TrainConfig` with that lr).
+
+`stage(name)` makes the stage `compare` or one of its aliases, `ALIASES`: the same stage with the task fixed and
+the section laid out as older pipelines write it: "flat" (`promoter_compare`: the task's keys beside `runs`)
+or "models" (`text_classify`: `base` and `models`, by default one model named `model`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import ClassVar, NamedTuple
 
 from dnabird.config import build_config
-from dnabird.errors import ConfigError, ParameterError
+from dnabird.errors import ConfigError
 from dnabird.io import write_json_atomic, write_text_atomic
 from dnabird.pipeline import RunContext, Stage
 from dnabird.stages import finetune
+from dnabird.tasks import task as registered
 
-TRACKS = {"text_classification": "dnabird.stages.text_classify", "summarise": "dnabird.stages.text_summarise",
-          "listops": "dnabird.stages.listops"}
-
-
-@dataclass(frozen=True)
-class Track:
-    """What `compare` needs of a task: its config class; `resolve(config, context, out_dir)`, the config with
-    its null paths taken from earlier stages, writing into `out_dir`; `inputs(config, context)`, the files a
-    resolved run reads; `train(config, out_dir)` -> its report; `table(reports, seconds, configs)` -> the
-    results table."""
-
-    config: type
-    resolve: Callable
-    inputs: Callable
-    train: Callable
-    table: Callable
-
-
-def _finetune_table(reports: dict, seconds: dict, configs: dict) -> str:
-    from dnabird.finetune.report import comparison_table
-
-    return comparison_table(reports)
-
-
-def track(task: str) -> Track:
-    """The track of `task`."""
-    if task in ("promoter", "chromatin"):
-        from dnabird.tasks import task_module
-
-        return Track(task_module(task).CONFIG, partial(finetune.resolved, task), partial(finetune.input_paths, task),
-                     partial(finetune.run, task), _finetune_table)
-    if task not in TRACKS:
-        raise ParameterError("task", task, f"one of {sorted(['promoter', 'chromatin', *TRACKS])}")
-    return importlib.import_module(TRACKS[task]).TRACK
-
-
-class Plan(NamedTuple):
-    """A comparison config read uniformly: its task, shared settings, named runs, seed, and where it is."""
-
-    task: str
-    base: dict
-    runs: dict
-    seed: int
-    where: str
-
-
-def run_configs(config, context: RunContext | None = None, stage_dir: Path | None = None) -> dict[str, object]:
-    """Each named run's full config (null paths from earlier stages when `context` is given; written into
-    `stage_dir/<name>` and an `init_from` run starting from its source's model when `stage_dir` is given)."""
-    from dnabird.model.config import merge_settings
-
-    plan = config.plan()
-    chosen, names, out = track(plan.task), list(plan.runs), {}
-    for position, (name, changes) in enumerate(plan.runs.items()):
-        where = f"{plan.where}.{name}"
-        if changes is not None and not isinstance(changes, dict):
-            raise ConfigError(f"{where}: expected a mapping of settings, got {changes!r}")
-        changes = dict(changes or {})
-        source = changes.pop("init_from", None)
-        if source is not None and source not in names[:position]:
-            raise ConfigError(f"{where}.init_from: {source!r} is not a run listed before it "
-                              f"(earlier runs: {names[:position]})")
-        settings = finetune.merge({**plan.base, "seed": plan.seed}, changes)
-        if "model_overrides" in settings:
-            settings["model_overrides"] = merge_settings(plan.base.get("model_overrides") or {},
-                                                         changes.get("model_overrides") or {},
-                                                         f"{where}.model_overrides")
-        if source is not None and stage_dir is not None:
-            settings["pretrained"] = str(stage_dir / source / "model")
-        run = build_config(chosen.config, settings, where)
-        if context is not None:
-            run = chosen.resolve(run, context, None if stage_dir is None else stage_dir / name)
-        out[name] = run
-    return out
-
-
-def _run(config, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-    configs, chosen = run_configs(config, context, stage_dir), track(config.plan().task)
-    reports, seconds = {}, {}
-    for name, run in configs.items():
-        out_dir, started = stage_dir / name, time.perf_counter()
-        record = out_dir / "report.json"
-        if record.is_file() and (out_dir / "model").is_dir():  # finished before an interruption
-            reports[name] = json.loads(record.read_text())
-        else:
-            reports[name] = chosen.train(run, out_dir)
-        seconds[name] = reports[name].setdefault("wall_seconds", round(time.perf_counter() - started, 1))
-        write_json_atomic(record, reports[name])
-    from dnabird.finetune.report import warning_lines
-
-    warnings = [line for name, report in reports.items() for line in warning_lines(report, name)]
-    table = "\n".join([chosen.table(reports, seconds, configs), *warnings])
-    write_json_atomic(stage_dir / "results.json", {name: {**dataclasses.asdict(configs[name]), "report": report}
-                                                   for name, report in reports.items()})
-    write_text_atomic(stage_dir / "results.txt", table + "\n")
-    print(table)
-    return {"results": stage_dir / "results.json", "table": stage_dir / "results.txt"}
-
-
-def comparison_stage(name: str, config: type) -> Stage:
-    """The pipeline stage `name` comparing the named runs of `config` (a class with `plan()`)."""
-
-    def inputs(config, context: RunContext) -> list[Path]:
-        stage_dir, chosen = context.out_dir / name, track(config.plan().task)
-        return sorted({Path(p) for run in run_configs(config, context, stage_dir).values()
-                       for p in chosen.inputs(run, context)
-                       if not Path(p).is_relative_to(stage_dir)})  # an init_from run's model is made here
-
-    return Stage(name, config, inputs, _run)
-
-
-@dataclass
-class NamedModels:
-    """The text stages' layout (`named_models_stage`): base: the task's settings shared by every model; models:
-    name -> the settings that model changes (or `init_from` an earlier model; by default one model, `model`,
-    with the base's settings); seed: every model's seed."""
-
-    base: dict = field(default_factory=dict)
-    models: dict = field(default_factory=lambda: {"model": {}})
-    seed: int = 0
-    STAGE: ClassVar[str]
-    TASK: ClassVar[str]
-
-    def __post_init__(self):
-        if not self.models:
-            raise ConfigError(f"{self.STAGE}: models: expected at least one named model")
-        run_configs(self)  # every model's settings fail here, when the pipeline loads
-
-    def plan(self) -> Plan:
-        return Plan(self.TASK, self.base, self.models, self.seed, f"{self.STAGE}: models")
-
-
-def named_models_stage(name: str, task: str, task_config: type) -> Stage:
-    """The stage `name` comparing models of `task` (its config: `task_config`) laid out as `NamedModels`."""
-    config = dataclass(type(f"{task_config.__name__.removesuffix('Config')}StageConfig", (NamedModels,),
-                            {"__doc__": f"`NamedModels` of `{task_config.__name__}` keys.",
-                             "__module__": f"dnabird.stages.{name}", "STAGE": name, "TASK": task}))
-    return comparison_stage(name, config)
-
-
-@dataclass
-class FlatRuns:
-    """Base of `promoter_compare`'s and `chromatin_compare`'s configs (`flat_comparison_stage`): the task's
-    config, shared by every run, and `runs` (name -> that run's changes)."""
-
-    runs: dict = field(default_factory=dict)
-    STAGE: ClassVar[str]
-    TASK: ClassVar[str]
-
-    def __post_init__(self):
-        super().__post_init__()
-        run_configs(self)  # each run's settings validate when the pipeline loads
-
-    def plan(self) -> Plan:
-        base = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("runs", "seed")}
-        return Plan(self.TASK, base, self.runs, self.seed, f"{self.STAGE}: runs")
-
-
-def flat_comparison_stage(name: str, task: str) -> Stage:
-    """The stage `name` comparing runs of `task` whose config is the task's keys, flat, beside `runs`."""
-    task_config = track(task).config
-    config = dataclass(type(f"{task_config.__name__.removesuffix('Config')}CompareConfig", (FlatRuns, task_config),
-                            {"__doc__": f"`{task_config.__name__}` shared by every run, and `runs`: name -> that "
-                                        "run's overrides.", "__module__": f"dnabird.stages.{name}",
-                             "STAGE": name, "TASK": task}))
-    return comparison_stage(name, config)
+ALIASES = {"promoter_compare": ("promoter", "flat"), "chromatin_compare": ("chromatin", "flat"),
+           "text_classify": ("text_classification", "models"), "text_summarise": ("summarise", "models"),
+           "listops": ("listops", "models")}   # stage name -> (its task, its section's layout)
 
 
 @dataclass
 class CompareConfig:
-    """task: promoter, chromatin, text_classification, summarise or listops; base: its settings shared by
-    every run; runs: name -> the settings that run changes; seed: every run's seed."""
+    """task: a registered task (`dnabird.tasks.TASKS`); base: its settings shared by every run; runs: name ->
+    the settings that run changes; seed: every run's seed."""
 
     task: str = "promoter"
     base: dict = field(default_factory=dict)
@@ -205,12 +45,94 @@ class CompareConfig:
     seed: int = 0
 
     def __post_init__(self):
+        registered(self.task)
         if not self.runs:
-            raise ConfigError("compare: runs: expected at least one named run")
-        run_configs(self)
-
-    def plan(self) -> Plan:
-        return Plan(self.task, self.base, self.runs, self.seed, "compare: runs")
+            raise ConfigError("runs: expected at least one named run")
 
 
-STAGE = comparison_stage("compare", CompareConfig)
+def run_configs(config: CompareConfig, context: RunContext | None = None, stage_dir: Path | None = None,
+                where: str = "compare: runs") -> dict[str, object]:
+    """Each named run's full config (null paths from earlier stages when `context` is given; written into
+    `stage_dir/<name>` and an `init_from` run starting from its source's model when `stage_dir` is given)."""
+    from dnabird.model.config import merge_settings
+
+    task, names, out = registered(config.task), list(config.runs), {}
+    for position, (name, changes) in enumerate(config.runs.items()):
+        run_where = f"{where}.{name}"
+        if changes is not None and not isinstance(changes, dict):
+            raise ConfigError(f"{run_where}: expected a mapping of settings, got {changes!r}")
+        changes = dict(changes or {})
+        source = changes.pop("init_from", None)
+        if source is not None and source not in names[:position]:
+            raise ConfigError(f"{run_where}.init_from: {source!r} is not a run listed before it "
+                              f"(earlier runs: {names[:position]})")
+        settings = finetune.merge({**config.base, "seed": config.seed}, changes)
+        if "model_overrides" in settings:
+            settings["model_overrides"] = merge_settings(config.base.get("model_overrides") or {},
+                                                         changes.get("model_overrides") or {},
+                                                         f"{run_where}.model_overrides")
+        if source is not None and stage_dir is not None:
+            settings["pretrained"] = str(stage_dir / source / "model")
+        run = build_config(task.config, settings, run_where)
+        if context is not None:
+            run = finetune.resolved(task, run, context, None if stage_dir is None else stage_dir / name)
+        out[name] = run
+    return out
+
+
+def _run(config: CompareConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
+    configs, task = run_configs(config, context, stage_dir), registered(config.task)
+    reports, seconds = {}, {}
+    for name, run in configs.items():
+        out_dir, started = stage_dir / name, time.perf_counter()
+        record = out_dir / "report.json"
+        if record.is_file() and (out_dir / "model").is_dir():  # finished before an interruption
+            reports[name] = json.loads(record.read_text())
+        else:
+            reports[name] = finetune.run(task, run)
+        seconds[name] = reports[name].setdefault("wall_seconds", round(time.perf_counter() - started, 1))
+        write_json_atomic(record, reports[name])
+    from dnabird.finetune.report import warning_lines
+
+    warnings = [line for name, report in reports.items() for line in warning_lines(report, name)]
+    table = "\n".join([task.table(reports, seconds, configs), *warnings])
+    write_json_atomic(stage_dir / "results.json", {name: {**dataclasses.asdict(configs[name]), "report": report}
+                                                   for name, report in reports.items()})
+    write_text_atomic(stage_dir / "results.txt", table + "\n")
+    print(table)
+    return {"results": stage_dir / "results.json", "table": stage_dir / "results.txt"}
+
+
+def _laid_out(section: Mapping, task: str, layout: str, where: str) -> tuple[dict, str]:
+    """(a `CompareConfig` mapping, the key its runs are listed under) of a section laid out as `layout`; a
+    section already in `CompareConfig`'s keys (a resolved config.yaml) is taken as it is."""
+    section = dict(section)
+    if layout == "flat" and "base" not in section:   # the base: the task's whole config, its defaults filled
+        runs = {"runs": section.pop("runs")} if "runs" in section else {}
+        base = dataclasses.asdict(build_config(registered(task).config, section, where))
+        return {"task": task, "base": base, **runs, "seed": base.pop("seed")}, "runs"
+    if layout == "models" and "runs" not in section:
+        models = {"runs": section.pop("models")} if "models" in section else {}
+        return {"task": task, **section, **models}, "models"
+    return {"task": task, **section}, "runs"
+
+
+def stage(name: str) -> Stage:
+    """The comparison stage `name`: `compare`, or one of its `ALIASES`."""
+    task, layout = ALIASES.get(name, (None, "runs"))
+
+    def read(section: Mapping, where: str) -> CompareConfig:
+        data, key = _laid_out(section, task, layout, where) if task is not None else (dict(section), "runs")
+        if task is not None and data["task"] != task:
+            raise ConfigError(f"{where}.task: {data['task']!r}: this stage compares task {task!r}")
+        config = build_config(CompareConfig, data, where)
+        run_configs(config, where=f"{name}: {key}")   # every run's settings fail here, when the pipeline loads
+        return config
+
+    def inputs(config: CompareConfig, context: RunContext) -> list[Path]:
+        stage_dir, chosen = context.out_dir / name, registered(config.task)
+        return sorted({Path(p) for run in run_configs(config, context, stage_dir).values()
+                       for p in chosen.input_files(run)
+                       if not Path(p).is_relative_to(stage_dir)})  # an init_from run's model is made here
+
+    return Stage(name, CompareConfig, inputs, _run, read)

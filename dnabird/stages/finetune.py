@@ -1,64 +1,47 @@
-"""What every fine-tuning stage shares: filling a task section's null paths from earlier stages, and
-running it (resuming an interrupted run from its checkpoints); `stage` makes a task's pipeline stage.
+"""The task stage: one registered task (`dnabird.tasks`) fine-tuned in its stage folder, resuming an interrupted
+run from its checkpoints; `stage(name)` makes the stage of task `name` (the pipeline's `promoter`, `chromatin`).
 
-In a section, null `pretrained` means the `pretrain` stage's model and null `tokenizer` the `tokenizer`
-stage's model ("none" trains from scratch), or, when `pretrained` names a checkpoint, the tokenizer saved
-in it (an imported model brings its own); a task module's `STAGE_INPUTS` maps its null `data` paths
-to (stage, output) pairs, e.g. the promoter task's genome, promoters and chain from `fetch`.
+A null config field the task lists in `stage_inputs` is filled from that earlier stage's output (in
+`optional_inputs`: when that stage has it); a `data` value written `<stage>:<output>` names another output of an
+earlier stage. A null `tokenizer` stays null when `pretrained` names a checkpoint of the config's own (it
+brings its tokenizer; the recipe reads it).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from functools import partial
 from pathlib import Path
 
 from dnabird.finetune.config import FROM_SCRATCH
+from dnabird.finetune.task import Task
 from dnabird.pipeline import RunContext, Stage
-from dnabird.stages import TRAINED, optional_output, pipeline_section
-from dnabird.tasks import task_module
-from dnabird.text.training import resumable
+from dnabird.stages import TRAINED, filled, optional_output, pipeline_section
+from dnabird.tasks import task as registered
+from dnabird.train.checkpoint import resumable
 
 
-def resolved(task: str, config, context: RunContext, out_dir: Path | None = None):
+def resolved(task: Task, config, context: RunContext, out_dir: Path | None = None):
     """`config` with its null paths taken from earlier stages and (if given) `train.out_dir` set."""
-    data, module = config.data, task_module(task)
-    filled = {field: str(context.output(stage, output))
-              for field, (stage, output) in module.STAGE_INPUTS.items() if getattr(data, field) is None}
-    for field, source in getattr(module, "OPTIONAL_STAGE_INPUTS", {}).items():
-        path = optional_output(context, *source) if getattr(data, field) is None else None
-        if path is not None:    # filled when that stage has the output, else left null
-            filled[field] = str(path)
-    # a checkpoint given explicitly brings its own tokenizer (the recipe reads it); else the pipeline's
-    own_tokenizer = config.pretrained not in (None, FROM_SCRATCH)
-    paths = {"pretrained": config.pretrained or str(context.output("pretrain", "model")),
-             "tokenizer": config.tokenizer or (None if own_tokenizer else str(context.output("tokenizer", "model")))}
-    train = config.train if out_dir is None else dataclasses.replace(config.train, out_dir=str(out_dir))
-    return dataclasses.replace(config, **paths, data=dataclasses.replace(data, **filled), train=train)
+    sources = dict(task.sources(config))
+    if getattr(config, "pretrained", None) not in (None, FROM_SCRATCH):
+        sources.pop("tokenizer", None)     # a checkpoint given explicitly brings its own tokenizer
+    for name, source in task.optional_inputs.items():
+        section, _, key = name.rpartition(".")
+        if getattr(config.data if section else config, key) is None and optional_output(context, *source) is not None:
+            sources[name] = source          # filled when that stage has the output, else left null
+    return filled(config, context, out_dir, sources)
 
 
-def input_paths(task: str, config, context: RunContext) -> list[Path]:
-    """The files a run reads (their content keys the stage)."""
-    config = resolved(task, config, context)
-    module = task_module(task)
-    fields = [*module.STAGE_INPUTS, *getattr(module, "OPTIONAL_STAGE_INPUTS", {})]  # optional ones may stay null
-    values = [getattr(config.data, field) for field in fields] + [config.tokenizer]
-    values += [config.pretrained] if config.pretrained != FROM_SCRATCH else []
-    return [Path(value) for value in values if value is not None]
+def run(task: Task, config) -> dict:
+    """Run `config` (its paths filled) into `config.train.out_dir`, resuming from its checkpoints when an earlier
+    attempt left some; returns the report."""
+    return task.finetune(config, resume=resumable(config.train.out_dir))
 
 
-def run(task: str, config, out_dir: Path) -> dict:
-    """Fine-tune into `out_dir` (`config.train.out_dir`), resuming from its checkpoints when an earlier attempt
-    left some."""
-    from dnabird.tasks import finetune
-
-    return finetune(task, config, resume=resumable(config.train))
-
-
-def from_pipeline(task: str, path: str | Path, overrides: list[str] = ()):
-    """A pipeline YAML's `task` section, its null paths taken from the finished earlier stages under
-    `out_dir`, writing into `out_dir/<task>` (what `dnabird finetune TASK --config PIPELINE.yaml` runs)."""
-    return pipeline_section(task, path, overrides, partial(resolved, task))
+def from_pipeline(name: str, path: str | Path, overrides: list[str] = ()):
+    """A pipeline YAML's section of task `name`, its null paths taken from the finished earlier stages under
+    `out_dir`, writing into `out_dir/<name>` (what `dnabird finetune TASK --config PIPELINE.yaml` runs)."""
+    return pipeline_section(name, path, overrides, partial(resolved, registered(name)))
 
 
 def merge(base: dict, overrides: dict) -> dict:
@@ -69,12 +52,16 @@ def merge(base: dict, overrides: dict) -> dict:
     return merged
 
 
-def stage(task: str, config: type, **files: str) -> Stage:
-    """The pipeline stage fine-tuning `task` into its folder: outputs `model`, `report`, `metrics` and `files`
-    (output name -> file name in the folder)."""
+def stage(name: str) -> Stage:
+    """The pipeline stage fine-tuning task `name` into its folder: outputs `model`, `report`, `metrics` and the
+    task's `outputs`."""
+    task = registered(name)
+
+    def inputs(config, context: RunContext) -> list[Path]:
+        return task.input_files(resolved(task, config, context))
 
     def run_stage(config, context: RunContext, stage_dir: Path) -> dict[str, Path]:
-        run(task, resolved(task, config, context, stage_dir), stage_dir)
-        return {name: stage_dir / file for name, file in {**TRAINED, **files}.items()}
+        run(task, resolved(task, config, context, stage_dir))
+        return {output: stage_dir / file for output, file in {**TRAINED, **task.outputs}.items()}
 
-    return Stage(task, config, partial(input_paths, task), run_stage)
+    return Stage(name, task.config, inputs, run_stage)

@@ -26,9 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from dnabird.errors import ConfigError, DnabirdError, InputFormatError, reject, require_paths
-from dnabird.finetune.baselines import kmer_counts
+from dnabird.finetune.baselines import kmer_counts, multilabel_logistic_scores
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
+from dnabird.finetune.report import FORWARD_ROW, MODEL_ROW, multilabel_rows, plot_group_aurocs
+from dnabird.finetune.task import Scoring, Task
 from dnabird.io import atomic_output, sha256_hex, write_json_atomic
 from dnabird.model.task_spec import TaskSpec
 from dnabird.tasks.deepsea import GROUPS, BundleSplit, FeatureTable, decode_onehot, load_table, open_bundle, slab_order
@@ -378,7 +380,24 @@ def _eval_length(data: ChromatinData, longest: int, block_size: int) -> int:
     return -(-(longest + 1) // block_size) * block_size + (block_size if data.source == "bundle" else 0)
 
 
-def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str | Path) -> TaskData:
+@dataclass
+class ChromatinTaskData(TaskData):
+    """`TaskData` with what the chromatin report adds.
+
+    test_reverse: the test examples reverse-complemented, slot for slot: the report averages both strands'
+        probabilities, forward-only beside (None: forward only).
+    report_groups: label groups given a median AUROC (None: spec.label_groups).
+    baseline_labels: the labels of the baseline's train rows (None: `train.labels`).
+    report_masks: group -> boolean mask of the test examples that group is scored on (others: every one).
+    """
+
+    test_reverse: EpochExamples | None = None
+    report_groups: dict[str, list[str]] | None = None
+    baseline_labels: np.ndarray | None = None
+    report_masks: dict[str, np.ndarray] | None = None
+
+
+def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str | Path) -> ChromatinTaskData:
     """The chromatin `TaskData` (module docstring); writes `feature_table.tsv` and `data_summary.json`."""
     data, out_dir = config.data, Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -476,10 +495,10 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
     if spec.num_outputs != len(table):
         raise ConfigError("the model's outputs must come from the label table")
     baseline = tuple(kmer_counts(text, data.kmer) for text in baseline_text)
-    return TaskData(spec, train_set, validation, test_set, test_groups=clusters,
-                    baseline_features={f"{data.kmer}-mer": baseline}, summary=summary,
-                    test_reverse=test_reverse, report_groups=report_groups(table, apart),
-                    baseline_labels=np.asarray(baseline_labels), report_masks=masks)
+    return ChromatinTaskData(spec, train_set, validation, test_set, test_groups=clusters,
+                             baseline_features={f"{data.kmer}-mer": baseline}, summary=summary,
+                             test_reverse=test_reverse, report_groups=report_groups(table, apart),
+                             baseline_labels=np.asarray(baseline_labels), report_masks=masks)
 
 
 def _decode_ids(tokenizer, ids: np.ndarray) -> np.ndarray:
@@ -489,9 +508,36 @@ def _decode_ids(tokenizer, ids: np.ndarray) -> np.ndarray:
     return np.stack([np.frombuffer(t.ljust(width, "N").encode("ascii"), np.uint8) for t in texts])
 
 
-CONFIG = ChromatinConfig
-STAGE_INPUTS = {"features": ("fetch", "feature_names"), "train_mat": ("fetch", "train_mat"),
-                "valid_mat": ("fetch", "valid_mat"), "test_mat": ("fetch", "test_mat")}
-# filled from the fetch stage when it has them (the toy does), else left null
-OPTIONAL_STAGE_INPUTS = {"bins": ("fetch", "deepsea_bins"), "genome": ("fetch", "fasta"),
-                         "long_range_truth": ("fetch", "long_range_truth")}
+def report(data: ChromatinTaskData, config: ChromatinConfig, scoring: Scoring) -> dict:
+    """The median AUROC and AUPRC per feature group on test (both strands averaged, forward-only beside), each
+    k-mer baseline's, with cluster bootstrap intervals; auroc_by_group.png."""
+    labels, scores, loss = scoring.predict(data.test)
+    groups = data.report_groups or data.spec.label_groups
+    row_scores = {MODEL_ROW: scores}
+    if data.test_reverse is not None:
+        _, reverse, _ = scoring.predict(data.test_reverse)
+        row_scores = {MODEL_ROW: (scores + reverse) / 2, FORWARD_ROW: scores}
+    train_labels = data.train.labels if data.baseline_labels is None else data.baseline_labels
+    for name, (train_x, test_x) in data.baseline_features.items():
+        row_scores[f"{name} baseline"] = multilabel_logistic_scores(train_x, train_labels, test_x, seed=config.seed)
+    rows = multilabel_rows(labels, row_scores, data.spec.labels, groups, clusters=data.test_groups,
+                           resamples=config.bootstrap_resamples, seed=config.seed, masks=data.report_masks)
+    plot_group_aurocs(rows[MODEL_ROW], groups, Path(config.train.out_dir) / "auroc_by_group.png")
+    return {"test": {"loss": loss, "rows": rows}, "token_lengths": {}}
+
+
+class Chromatin(Task):
+    """The chromatin task (module docstring); its stage's null paths come from the `fetch` stage's files."""
+
+    name, config = "chromatin", ChromatinConfig
+    stage_inputs = {"data.features": ("fetch", "feature_names"), "data.train_mat": ("fetch", "train_mat"),
+                    "data.valid_mat": ("fetch", "valid_mat"), "data.test_mat": ("fetch", "test_mat"),
+                    "pretrained": ("pretrain", "model"), "tokenizer": ("tokenizer", "model")}
+    # filled from the fetch stage when it has them (the toy does), else left null
+    optional_inputs = {"data.bins": ("fetch", "deepsea_bins"), "data.genome": ("fetch", "fasta"),
+                       "data.long_range_truth": ("fetch", "long_range_truth")}
+    outputs = {"boxplot": "auroc_by_group.png"}
+    build, report = staticmethod(build), staticmethod(report)
+
+
+TASK = Chromatin()

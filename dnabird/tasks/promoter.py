@@ -26,6 +26,7 @@ from dnabird.errors import DnabirdError, ParameterError, reject, require_paths
 from dnabird.finetune.baselines import kmer_counts
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData
+from dnabird.finetune.task import Task
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
 from dnabird.io import write_text_atomic
@@ -353,5 +354,16 @@ def _gc_summary(split: _Split) -> dict:
             for kind, sequences in (("positive", split.positive_seqs), ("negative", split.negative_seqs))}
 
 
-CONFIG = PromoterConfig
-STAGE_INPUTS = {"genome": ("fetch", "fasta"), "promoters": ("fetch", "promoters_bed"), "chain": ("fetch", "chain")}
+class Promoter(Task):
+    """The promoter task (module docstring); its stage's null paths come from the `fetch` stage's files and it
+    exposes the lifted TSSs (for scoring variants in TSS windows)."""
+
+    name, config = "promoter", PromoterConfig
+    stage_inputs = {"data.genome": ("fetch", "fasta"), "data.promoters": ("fetch", "promoters_bed"),
+                    "data.chain": ("fetch", "chain"), "pretrained": ("pretrain", "model"),
+                    "tokenizer": ("tokenizer", "model")}
+    outputs = {"tss": "tss_lifted.bed"}
+    build = staticmethod(build)
+
+
+TASK = Promoter()

@@ -11,7 +11,6 @@ regression on the whole document's token counts (bag of words, before truncation
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -22,15 +21,16 @@ from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import reject, require_paths
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, TokenExamples
+from dnabird.finetune.report import MODEL_ROW, _value
+from dnabird.finetune.task import Task
 from dnabird.model.task_spec import TaskSpec
+from dnabird.text.training import model_rows
 from dnabird.train import TrainConfig
 
-TASK = "text_classification"
+NAME = "text_classification"
 KEEP = ("head", "tail", "ends")
 SPLITS = ("train", "validation", "test")
 BAG_OF_WORDS_BUCKETS = 2048
-TOKENIZER = TextTokenizer  # the recipe loads this task's tokenizer (and a checkpoint's) with this class
-STAGE_INPUTS: dict = {}    # the text_classify stage fills null paths itself (text_data, text_tokenizer)
 
 
 @dataclass
@@ -78,8 +78,6 @@ class TextClassifyConfig(FinetuneConfig):
     train: TrainConfig = field(default_factory=lambda: TrainConfig(out_dir="runs/text_classify", warmup_steps=10))
 
 
-CONFIG = TextClassifyConfig
-
 
 def encode_documents(tokenizer: TextTokenizer, texts: list[str], *, max_length: int, keep: str = "head") -> np.ndarray:
     """int64 [N, max_length]: `[CLS] tokens [SEP]` per text, cut to its first tokens, its last, or both ends
@@ -111,7 +109,7 @@ def label_spec(labels: list[str], *, max_length: int, positive: str | None, toke
     reject(positive is not None and positive not in names, "positive_label", positive,
            f"one of the training labels {names}")
     binary = len(names) == 2
-    return TaskSpec(task=TASK, problem="binary" if binary else "multiclass",
+    return TaskSpec(task=NAME, problem="binary" if binary else "multiclass",
                     labels=(positive or names[1],) if binary else tuple(names), eval_length=max_length,
                     tokenizer_hash=tokenizer_hash)
 
@@ -173,11 +171,51 @@ def build(config: TextClassifyConfig, tokenizer: TextTokenizer, *, block_size: i
                     summary=summary)
 
 
+def _accuracy(row: dict) -> str:
+    return _value(row["accuracy"], row.get("ci95", {}).get("accuracy"))
+
+
+def _f1(row: dict):
+    return row.get("f1", row.get("macro_f1"))
+
+
+def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, TextClassifyConfig]) -> str:
+    """A Markdown table: each model's selected validation accuracy and its test scores, then the baselines
+    (from the first model's report) and the majority class."""
+    lines = ["| model | attention | tokens | keeps | selected step | validation accuracy | test accuracy (95 % CI) "
+             "| test F1 | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += model_rows(reports, seconds, settings, lambda report: report["selection"]["validation"].get("accuracy"),
+                        lambda row: f"{_accuracy(row)} | {_f1(row):.3f}", lambda config: [config.data.keep])
+    first_name, first = next(iter(reports.items()))
+    for scorer, row in first["test"]["rows"].items():
+        if scorer != MODEL_ROW:
+            inputs = "" if "whole document" in scorer else f" (inputs of {first_name})"
+            lines.append(f"| {scorer}{inputs} | — | — | — | — | — | {_accuracy(row)} | {_f1(row):.3f} | — |")
+    counts = first["data"]["splits"]["test"]["labels"]
+    majority = max(counts.values()) / sum(counts.values())
+    lines.append(f"| majority class | — | — | — | — | — | {majority:.3f} | — | — |")
+    return "\n".join(lines)
+
+
+class TextClassification(Task):
+    """Long-document classification (module docstring); inside `dnabird run`, null splits are the `text_data`
+    stage's long-range task and a null tokenizer the `text_tokenizer` stage's."""
+
+    name, config, tokenizer = NAME, TextClassifyConfig, TextTokenizer
+    stage_inputs = {**{f"data.{split}": ("text_data", f"long_range_{split}") for split in SPLITS},
+                    "tokenizer": ("text_tokenizer", "model")}
+    build, encoder_overrides = staticmethod(build), staticmethod(encoder_overrides)
+
+    def table(self, reports: dict, seconds: dict, configs: dict) -> str:
+        return results_table(reports, seconds, configs)
+
+
+TASK = TextClassification()
+
+
 def classify(config: TextClassifyConfig, *, resume: bool = False) -> dict:
     """Fine-tune through the recipe (`dnabird.finetune.recipe.finetune`); returns its report."""
-    from dnabird.finetune.recipe import finetune
-
-    return finetune(sys.modules[__name__], config, resume=resume)
+    return TASK.finetune(config, resume=resume)
 
 
 load_config = TextClassifyConfig.load  # a classification YAML (the keys of `TextClassifyConfig`) with overrides

@@ -20,6 +20,7 @@ from dnabird.config import RecipeConfig
 from dnabird.data.tokenizer_base import SPECIAL_TOKENS, TokenizerBase
 from dnabird.datasets import listops
 from dnabird.errors import InputFormatError, ParameterError, reject
+from dnabird.finetune.task import Task
 from dnabird.io import write_json_atomic
 from dnabird.model.config import recipe_encoder_config
 from dnabird.model.task_spec import TaskSpec
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 VOCAB = SPECIAL_TOKENS + tuple(str(d) for d in range(10)) + listops.OPERATORS + (listops.END,)
 DROPPED = ("(", ")")
 LABELS = tuple(str(d) for d in range(10))
+SPLITS = ("train", "validation", "test")
 
 
 class ListOpsTokenizer(TokenizerBase):
@@ -165,3 +167,52 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
                         log.warning("%s: %s", config.train.out_dir, warning["message"])
             write_json_atomic(Path(config.train.out_dir) / "report.json", report)
     return report
+
+
+def describe(config: ListOpsConfig) -> tuple[str, str]:
+    """(positional scheme, kernel) of a run, e.g. ("sine SPE, gated", "performer")."""
+    model = config.encoder()
+    positional = model.positional
+    if positional == "spe":
+        spe = model.spe_spec()
+        positional = f"{spe.kind}SPE R={spe.realizations}" + (", gated" if spe.gated else "")
+    attention = model.attention["type"]
+    if attention == "bigbird_itc":
+        attention += f" b={model.attention.get('block_size')}"
+    return positional, attention
+
+
+def results_table(reports: dict, seconds: dict, settings: dict) -> str:
+    lines = ["| model | positions | attention | validation accuracy | test accuracy | train time (s) |",
+             "|---|---|---|---|---|---|"]
+    for name, report in reports.items():
+        positional, attention = describe(settings[name])
+        lines.append(f"| {name} | {positional} | {attention} | {report['validation']['model']['accuracy']:.3f} | "
+                     f"{report['test']['model']['accuracy']:.3f} | {seconds[name]:.0f} |")
+    first = next(iter(reports.values()))
+    lines.append(f"| majority class (of train) | — | — | {first['validation']['majority_class']['accuracy']:.3f} | "
+                 f"{first['test']['majority_class']['accuracy']:.3f} | — |")
+    return "\n".join(lines)
+
+
+class ListOps(Task):
+    """ListOps (module docstring): its own training steps (`train_listops`); inside `dnabird run`, null splits
+    are the `listops_data` stage's, unless `data.directory` holds them."""
+
+    name, config = "listops", ListOpsConfig
+    stage_inputs = {f"data.{split}": ("listops_data", split) for split in SPLITS}
+
+    def sources(self, config: ListOpsConfig) -> dict:
+        return {} if config.data.directory is not None else self.stage_inputs
+
+    def input_files(self, config: ListOpsConfig) -> list[Path]:
+        return [config.data.path(split) for split in SPLITS]
+
+    def finetune(self, config: ListOpsConfig, *, resume: bool = False) -> dict:
+        return train_listops(config, resume=resume)
+
+    def table(self, reports: dict, seconds: dict, configs: dict) -> str:
+        return results_table(reports, seconds, configs)
+
+
+TASK = ListOps()

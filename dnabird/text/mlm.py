@@ -37,8 +37,9 @@ from dnabird.io import write_json_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.config import merge_settings, recipe_encoder_config
 from dnabird.pretraining.evaluate import unigram_log_probs
-from dnabird.text.training import device_batches, resumable
+from dnabird.text.training import device_batches
 from dnabird.train import TrainConfig
+from dnabird.train.checkpoint import resumable
 from dnabird.train.data import stack_examples
 from dnabird.train.recipe import recipe_run
 
@@ -247,7 +248,7 @@ def pretrain_text(config: TextMLMConfig, *, resume: bool = False) -> dict:
                 load_weights(model, read_tensors(previous), source=str(previous))
             phase = {"phase": index, "of": len(plans)} if config.phases else {}
             run.fit(model, mlm_loss, examples, train_config, collate_fn=stack_examples,
-                    resume=resume and resumable(train_config), tokenizer_files=(tokenizer.path,),
+                    resume=resume and resumable(train_config.out_dir), tokenizer_files=(tokenizer.path,),
                     run_info={"text_mlm": dataclasses.asdict(config), "train_tokens": len(stream), **phase})
             previous = finished
         if model is None:  # every phase finished before an interruption

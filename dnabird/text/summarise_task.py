@@ -29,15 +29,17 @@ from dnabird.finetune.config import FROM_SCRATCH
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.evaluate import Selection
 from dnabird.finetune.report import MODEL_ROW, _value
+from dnabird.finetune.task import Task
 from dnabird.io import write_json_atomic, write_text_atomic
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.generation import GenerationSettings
 from dnabird.text.rouge import ROUGE_TYPES, lead, rouge_report
 from dnabird.text.summarisation import Summariser, encode_documents, pad_batch, template
+from dnabird.text.training import model_rows
 from dnabird.train import LossOutput, TrainConfig
 from dnabird.train.recipe import recipe_run
 
-TASK = "summarise"
+NAME = "summarise"
 SPLITS = ("train", "validation", "test")
 
 
@@ -106,8 +108,6 @@ class SummariseConfig(RecipeConfig):
             raise ParameterError("generation", self.generation,
                                  "keys among num_beams, length_penalty, max_length, use_cache") from err
 
-
-CONFIG = SummariseConfig
 
 
 def read_pairs(path: str | os.PathLike, document_field: str, summary_field: str) -> tuple[list[str], list[str]]:
@@ -252,7 +252,7 @@ def report_on_test(summariser: Summariser, splits: dict, config: SummariseConfig
     options = dict(resamples=config.bootstrap_resamples, seed=config.seed)
     rows = {MODEL_ROW: rouge_report(predictions, references, **options),
             f"lead-{k} baseline": rouge_report([lead(d, k) for d in documents], references, **options)}
-    report = {"task": TASK, "test": {"rows": rows, "documents": len(documents),
+    report = {"task": NAME, "test": {"rows": rows, "documents": len(documents),
                                      "truncated_documents": encoded.truncated, "tokens_cut": sum(encoded.cut)},
               "selection": {"metric": selection.metric, "step": selection.step, "value": selection.value,
                             "validation": selection.metrics},
@@ -262,6 +262,22 @@ def report_on_test(summariser: Summariser, splits: dict, config: SummariseConfig
         json.dumps({"summary": p, "reference": r}) + "\n" for p, r in zip(predictions, references, strict=True)))
     print(rouge_table(rows))
     return report
+
+
+def results_table(reports: dict[str, dict], seconds: dict[str, float], settings: dict[str, SummariseConfig]) -> str:
+    """A Markdown table: each model's test ROUGE-1/2/L (95 % intervals), then the lead-k baseline."""
+    lines = ["| model | attention | encoder tokens | selected step | validation ROUGE-L | test ROUGE-1 | "
+             "test ROUGE-2 | test ROUGE-L | wall time (s) |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += model_rows(reports, seconds, settings, lambda report: report["selection"]["value"], rouge_cells)
+    test_sets: dict[str, list[str]] = {}  # test file -> the models scored on it (a warm-up run has its own)
+    for name in reports:
+        test_sets.setdefault(str(settings[name].data.test), []).append(name)
+    for names in test_sets.values():
+        label = f" ({', '.join(names)})" if len(test_sets) > 1 else ""
+        for scorer, row in reports[names[0]]["test"]["rows"].items():
+            if scorer != MODEL_ROW:
+                lines.append(f"| {scorer}{label} | — | — | — | — | {rouge_cells(row)} | — |")
+    return "\n".join(lines)
 
 
 def rouge_cells(row: dict) -> str:
@@ -274,3 +290,22 @@ def rouge_table(rows: dict[str, dict]) -> str:
     lines = ["| scorer | ROUGE-1 | ROUGE-2 | ROUGE-L |", "|---|---|---|---|"]
     lines += [f"| {name} | {rouge_cells(row)} |" for name, row in rows.items()]
     return "\n".join(lines)
+
+
+class Summarise(Task):
+    """Summarisation (module docstring): an encoder-decoder with its own training steps (`finetune`); inside
+    `dnabird run`, null splits are the `text_data` stage's summaries and a null tokenizer the `text_tokenizer`
+    stage's."""
+
+    name, config = NAME, SummariseConfig
+    stage_inputs = {**{f"data.{split}": ("text_data", f"summaries_{split}") for split in SPLITS},
+                    "tokenizer": ("text_tokenizer", "model")}
+
+    def finetune(self, config: SummariseConfig, *, resume: bool = False) -> dict:
+        return finetune(config, resume=resume)
+
+    def table(self, reports: dict, seconds: dict, configs: dict) -> str:
+        return results_table(reports, seconds, configs)
+
+
+TASK = Summarise()

@@ -1,13 +1,12 @@
 """What the text recipes share around the one recipe shell (`dnabird.train.recipe`): batched evaluation, and
-whether a run folder holds a checkpoint to resume from."""
+the rows their comparison tables share."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
 
+from dnabird.finetune.report import MODEL_ROW
 from dnabird.progress import progress_bar
-from dnabird.train import TrainConfig
 from dnabird.train.data import stack_examples
 
 
@@ -18,8 +17,16 @@ def device_batches(examples, count: int, batch_size: int, device, desc: str) -> 
         yield rows, {k: v.to(device) for k, v in stack_examples([examples[i] for i in rows]).items()}
 
 
-def resumable(train_config: TrainConfig) -> bool:
-    """Whether `out_dir` holds a checkpoint to resume from, its own or a training phase's (`phase_<k>/`, staged
-    MLM); a pipeline stage resumes when it does."""
-    out_dir = Path(train_config.out_dir)
-    return any(out_dir.glob("checkpoints/step_*")) or any(out_dir.glob("phase_*/checkpoints/step_*"))
+
+def model_rows(reports: dict[str, dict], seconds: dict[str, float], settings: dict, validation: Callable,
+               scores: Callable, extra: Callable = lambda config: ()) -> list[str]:
+    """Each text model's table row: its name, attention, input tokens and `extra(config)`, the selected step and
+    `validation(report)`, then `scores(its test row)` (the test cells) and its wall time."""
+    rows = []
+    for name, report in reports.items():
+        config, value = settings[name], validation(report)
+        attention = config.model_overrides.get("attention", {}).get("type", config.model)
+        rows.append(" | ".join([f"| {name}", attention, str(config.data.max_length), *extra(config),
+                                str(report["selection"]["step"]), "n/a" if value is None else f"{value:.3f}",
+                                scores(report["test"]["rows"][MODEL_ROW]), f"{seconds[name]:.0f} |"]))
+    return rows

@@ -69,6 +69,13 @@ def latest(root: Path) -> Path | None:
     return next(reversed(checkpoint_dirs(root)), None)
 
 
+def resumable(out_dir: str | os.PathLike) -> bool:
+    """Whether run folder `out_dir` holds a checkpoint to resume from, its own or a training phase's
+    (`phase_<k>/`, staged MLM); a pipeline stage resumes when it does."""
+    out_dir = Path(out_dir)
+    return any(out_dir.glob("checkpoints/step_*")) or any(out_dir.glob("phase_*/checkpoints/step_*"))
+
+
 def save(root: Path, step: int, model: torch.nn.Module, optimizer: torch.optim.Optimizer, *,
          ctx: distributed.Context, keep_last: int,
          save_model: Callable[[torch.nn.Module, Path], None] = save_model_safetensors) -> Path:

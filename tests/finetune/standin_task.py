@@ -17,6 +17,7 @@ import numpy as np
 
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import TaskData, TokenExamples
+from dnabird.finetune.task import Task
 from dnabird.model.task_spec import TaskSpec
 
 MOTIF = "GGGGCGGGGC"
@@ -83,8 +84,12 @@ def build(config: StandinConfig, tokenizer, *, block_size: int, out_dir) -> Task
                     summary={"examples": {k: len(v[1]) for k, v in splits.items()}})
 
 
-CONFIG = StandinConfig
-STAGE_INPUTS: dict = {}
+class Standin(Task):
+    name, config = "standin", StandinConfig
+    build = staticmethod(build)
+
+
+TASK = Standin()
 
 
 def config(tokenizer: Path, out_dir: Path, *, steps: int = 12, **changes) -> StandinConfig:
@@ -101,7 +106,7 @@ def register() -> None:
     """Make `finetune("standin", ...)` find this module."""
     from dnabird import tasks
 
-    tasks.TASKS["standin"] = lambda: sys.modules[__name__]
+    tasks.TASKS["standin"] = __name__
 
 
 def main(argv: list[str]) -> None:

@@ -175,16 +175,16 @@ def test_a_centre_checkpoint_fine_tuned_with_other_pooling_drops_its_centre_widt
     assert fine_tuned(pooling="centre_max") == ("centre_max", 8)
 
 
-def test_the_recipe_takes_a_task_module_and_a_task_name_goes_through_the_registry():
+def test_the_recipe_takes_a_task_and_a_task_name_goes_through_the_registry():
     from dnabird import tasks
     from dnabird.finetune import recipe
     from dnabird.tasks import chromatin
 
     with pytest.raises(TypeError, match=r"'promoter' by name call dnabird.tasks.finetune"):
         recipe.finetune("promoter", None)
-    assert tasks.task_module("chromatin") is chromatin
+    assert tasks.task("chromatin") is chromatin.TASK and chromatin.TASK.name == "chromatin"
     with pytest.raises(ParameterError, match="task='nope' is invalid: expected one of"):
-        tasks.task_module("nope")
+        tasks.task("nope")
 
 
 def _gc_run(tokenizer, out_dir, *, precision="fp32", steps=20, shuffle_labels=False):

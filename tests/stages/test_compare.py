@@ -10,7 +10,6 @@ from dnabird.errors import ConfigError, ParameterError
 from dnabird.pipeline import build_pipeline, run_pipeline
 from dnabird.results import figures
 from dnabird.stages.compare import CompareConfig, run_configs
-from dnabird.stages.promoter_compare import STAGE as PROMOTER_COMPARE
 
 
 def test_runs_merge_over_the_base_key_by_key():
@@ -26,16 +25,38 @@ def test_runs_merge_over_the_base_key_by_key():
 
 
 def test_bad_comparisons_fail_when_the_pipeline_loads():
+    def load(**sections):
+        return build_pipeline(sections, Path("p.yaml"))
+
     with pytest.raises(ParameterError, match="task"):
         CompareConfig(task="nope")
     with pytest.raises(ConfigError, match="at least one"):
-        CompareConfig(task="listops", runs={})
+        load(compare={"task": "listops", "runs": {}})
     with pytest.raises(ConfigError, match="compare: runs.a: expected a mapping"):
-        CompareConfig(task="listops", runs={"a": 3})
+        load(compare={"task": "listops", "runs": {"a": 3}})
     with pytest.raises(ConfigError, match="compare: runs.b: unknown key 'max_lenght'"):
-        CompareConfig(task="listops", runs={"a": {}, "b": {"max_lenght": 3}})
+        load(compare={"task": "listops", "runs": {"a": {}, "b": {"max_lenght": 3}}})
     with pytest.raises(ConfigError, match="promoter_compare: runs.x.init_from"):
-        PROMOTER_COMPARE.config(runs={"x": {"init_from": "y"}})
+        load(promoter_compare={"runs": {"x": {"init_from": "y"}}})
+    with pytest.raises(ConfigError, match="listops: models.a: expected a mapping"):
+        load(listops={"models": {"a": 3}})
+    with pytest.raises(ConfigError, match="this stage compares task 'promoter'"):
+        load(promoter_compare={"task": "chromatin", "base": {}})
+
+
+def test_an_alias_reads_its_older_layout_as_the_one_comparison_config():
+    flat = load_stage("promoter_compare", {"model": "tiny", "train": {"lr": 0.5}, "seed": 4, "runs": {"a": {}}})
+    assert (flat.task, flat.seed, flat.runs, flat.base["model"], flat.base["train"]["lr"]) == \
+        ("promoter", 4, {"a": {}}, "tiny", 0.5)
+    assert flat.base["eval_batch_size"] == 8 and "seed" not in flat.base   # the base: the whole task config
+    models = load_stage("listops", {"base": {"max_length": 64}, "models": {"b": {}}})
+    assert models == CompareConfig(task="listops", base={"max_length": 64}, runs={"b": {}}, seed=0)
+    assert load_stage("listops", {}).runs == {"model": {}}      # one model with the base's settings
+    assert load_stage("listops", {"base": {}, "runs": {"c": {}}}).runs == {"c": {}}  # a resolved config.yaml
+
+
+def load_stage(name: str, section: dict) -> CompareConfig:
+    return build_pipeline({name: section}, Path("p.yaml")).stages[name]
 
 
 def test_compare_stage_on_listops_writes_one_table_that_report_md_and_the_results_page_read(tmp_path):

@@ -114,8 +114,8 @@ def test_lra_listops_pipeline_runs_its_table(tmp_path):
                  "listops_data.min_length=8", "listops_data.max_length=30", "listops_data.max_depth=3",
                  "listops.base.max_length=32", "listops.base.train.max_steps=2", "listops.base.train.warmup_steps=1"]
     pipeline = load_pipeline("pipelines/lra_listops.yaml", overrides)
-    pipeline.stages["listops"].models = {name: pipeline.stages["listops"].models[name]
-                                         for name in ("relu_learned", "itc_sine")}
+    pipeline.stages["listops"].runs = {name: pipeline.stages["listops"].runs[name]
+                                       for name in ("relu_learned", "itc_sine")}
     run_pipeline(pipeline)
     table = (tmp_path / "listops" / "results.txt").read_text()
     assert "| itc_sine | sineSPE R=32, gated | bigbird_itc b=16 |" in table

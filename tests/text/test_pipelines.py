@@ -41,13 +41,16 @@ def test_charlm_pipeline_prints_bpc(tmp_path, capsys):
 
 def test_init_from_must_name_an_earlier_model():
     from dnabird.errors import ConfigError
+    from dnabird.pipeline import build_pipeline
     from dnabird.stages.compare import run_configs
-    from dnabird.stages.text_classify import STAGE
+
+    def load(models):
+        return build_pipeline({"text_classify": {"models": models}}, Path("p.yaml")).stages["text_classify"]
 
     for models in ({"a": {"init_from": "b"}, "b": {}}, {"a": {"init_from": "a"}}, {"a": {"init_from": "nope"}}):
-        with pytest.raises(ConfigError, match="init_from"):
-            STAGE.config(models=models)
-    staged = run_configs(STAGE.config(models={"a": {}, "b": {"init_from": "a"}}), stage_dir=Path("s"))
+        with pytest.raises(ConfigError, match="text_classify: models.a.init_from"):
+            load(models)
+    staged = run_configs(load({"a": {}, "b": {"init_from": "a"}}), stage_dir=Path("s"))
     assert staged["b"].pretrained == str(Path("s") / "a" / "model") and staged["a"].pretrained == "none"
 
 
