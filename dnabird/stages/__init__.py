@@ -30,15 +30,21 @@ def optional_output(context: RunContext, stage: str, name: str) -> Path | None:
 
 def filled(config, context: RunContext, out_dir: Path | None, sources: Mapping[str, tuple[str, str]]):
     """`config` writing into `out_dir` (if given), each null field of `sources` (`field` or `data.field` ->
-    (stage, output)) taken from that earlier stage's output. A data field written `<stage>:<output>` (e.g.
-    `text_data:summaries_warmup_train`) names another output of an earlier stage."""
+    (stage, output)) taken from that earlier stage's output. A field of `sources` written `<stage>:<output>`
+    (e.g. `text_data:summaries_warmup_train`, or in a list of files) names another output of an earlier stage."""
     changes, data = {}, {}
     for name, source in sources.items():
         section, _, key = name.rpartition(".")
         value = getattr(config.data if section else config, key)
-        reference = _reference(value) if section else None
-        if value is None or reference:
-            (data if section else changes)[key] = str(context.output(*(reference or source)))
+        if value is None:
+            value = str(context.output(*source))
+        elif isinstance(value, list) and any(map(_reference, value)):
+            value = [str(context.output(*_reference(item))) if _reference(item) else item for item in value]
+        elif _reference(value):
+            value = str(context.output(*_reference(value)))
+        else:
+            continue
+        (data if section else changes)[key] = value
     if data:
         changes["data"] = dataclasses.replace(config.data, **data)
     if out_dir is not None:

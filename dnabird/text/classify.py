@@ -199,11 +199,12 @@ def results_table(reports: dict[str, dict], seconds: dict[str, float], settings:
 
 class TextClassification(Task):
     """Long-document classification (module docstring); inside `dnabird run`, null splits are the `text_data`
-    stage's long-range task and a null tokenizer the `text_tokenizer` stage's."""
+    stage's long-range task, a null tokenizer the `text_tokenizer` stage's and a null `pretrained` the
+    `text_mlm` stage's model."""
 
     name, config, tokenizer = NAME, TextClassifyConfig, TextTokenizer
     stage_inputs = {**{f"data.{split}": ("text_data", f"long_range_{split}") for split in SPLITS},
-                    "tokenizer": ("text_tokenizer", "model")}
+                    "tokenizer": ("text_tokenizer", "model"), "pretrained": ("text_mlm", "model")}
     build, encoder_overrides = staticmethod(build), staticmethod(encoder_overrides)
 
     def table(self, reports: dict, seconds: dict, configs: dict) -> str:
