@@ -28,7 +28,7 @@ STATE_POOLINGS = ("cls_state", "mean_sequence")
 POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
 
 
-@dataclass
+@dataclass(frozen=True)
 class EncoderConfig:
     """Shape and behaviour of a BERT-style encoder whose self-attention follows a sparse pattern.
 
@@ -36,7 +36,8 @@ class EncoderConfig:
     seeds), then compatibility, the quirks that reproduce imported layouts (BERT, Hugging Face BigBird,
     RoBERTa/Longformer, Pegasus); their defaults are BERT/BigBird's. The groups are sections of one flat
     record, not nested records, so that checkpoints' config.json, `model_overrides` keys and
-    `key.sub=value` overrides name every field as they always have.
+    `key.sub=value` overrides name every field as they always have. Frozen: an `Encoder` builds its attention
+    patterns once from it; change a copy (`dataclasses.replace`) and build another model.
 
     Architecture:
     vocab_size: tokens in the vocabulary (specials included).
