@@ -90,12 +90,12 @@ def _layer_step(kind, config, length):
     if kind in ("dnabird", "dense-parts"):
         from dnabird.model.encoder import EncoderLayer, materialise
 
+        pattern = config.pattern()
         with torch.device("meta"):
-            layer = EncoderLayer(config)
+            layer = EncoderLayer(config, pattern)
         layer.config = config
         materialise(layer, 0)
         layer.train()
-        pattern = config.pattern()
         return lambda i: layer(x, None, pattern, i).square().mean().backward()
     from transformers import BigBirdConfig
     from transformers.models.big_bird.modeling_big_bird import BigBirdLayer, BigBirdModel

@@ -32,7 +32,7 @@ from dnabird.finetune.report import (
 from dnabird.finetune.task import Scoring, Task
 from dnabird.io import write_json_atomic
 from dnabird.model.checkpoint import load_encoder_for_finetuning, read_config, read_tokenizer
-from dnabird.model.config import CENTRE_POOLINGS
+from dnabird.model.config import CENTRE_POOLINGS, EncoderConfig, build_encoder_config
 from dnabird.provenance import versions
 from dnabird.train import LossOutput
 from dnabird.train.recipe import recipe_run
@@ -61,37 +61,32 @@ def resolve_tokenizer(config: FinetuneConfig, tokenizer_class=None):
     return pretrained
 
 
-def _head_overrides(config: FinetuneConfig) -> dict:
-    """The encoder fields a fine-tuning config sets over the checkpoint's: dropout and pooling."""
+def head_settings(config: FinetuneConfig) -> dict:
+    """The encoder fields a fine-tuning config sets over its base (the checkpoint's config, or the preset):
+    the dropouts and the pooling. Naming a pooling resets the base's widths of another pooling unless the config
+    names them too: `local_max_tokens` to 0, and `pool_tokens` to 0 for a pooling that is not a centre one."""
     names = ("dropout", "attention_dropout", "pooling", "pool_tokens", "local_max_tokens")
-    fields = {name: getattr(config, name) for name in names if getattr(config, name) is not None}
-    if fields.get("pooling", "centre") not in CENTRE_POOLINGS:
-        fields.setdefault("pool_tokens", 0)   # a checkpoint's centre width does not carry over
-    if "pooling" in fields:
-        fields.setdefault("local_max_tokens", 0)  # nor its local maximum
-    return fields
+    settings = {name: getattr(config, name) for name in names if getattr(config, name) is not None}
+    if config.pooling is None:
+        return settings
+    resets = {"local_max_tokens": 0} if config.pooling in CENTRE_POOLINGS else {"local_max_tokens": 0, "pool_tokens": 0}
+    return {**resets, **settings}
 
 
-def encoder_config(config: FinetuneConfig, tokenizer: DnaTokenizer | None = None, task_overrides=None):
-    """The `EncoderConfig` fine-tuned: the checkpoint's, or from scratch the preset with `model_overrides`
-    (and the tokenizer's vocabulary size), with the dropout and pooling overrides on top, then the fields the task
-    changes (`task_overrides(config) -> dict`, a task module's `encoder_overrides`, e.g. global attention
-    at [CLS] for a Longformer pattern)."""
-    from dnabird.model.config import EncoderConfig, build_encoder_config
-
-    fine = _head_overrides(config)
+def encoder_config(config: FinetuneConfig, tokenizer: DnaTokenizer | None = None, task_overrides=None) -> EncoderConfig:
+    """The `EncoderConfig` fine-tuned (`build_encoder_config`): the checkpoint's, or from scratch the preset with
+    `model_overrides` and the tokenizer's vocabulary size; the head's settings (`head_settings`) over it, then the
+    fields the task changes (`task_overrides(config) -> dict`, a task module's `encoder_overrides`, e.g. global
+    attention at [CLS] for a Longformer pattern)."""
+    head = head_settings(config)
     if config.pretrained == FROM_SCRATCH:
-        fixed = {} if tokenizer is None else {"vocab_size": tokenizer.vocab_size}
-        model = build_encoder_config(config.model, config.model_overrides, **fixed, **fine)
-    else:
-        model = EncoderConfig.from_dict({**read_config(config.pretrained).to_dict(), **fine},
-                                        source=f"{config.pretrained} with the fine-tuning dropout and pooling")
-    changes = task_overrides(model) if task_overrides is not None else {}
-    return EncoderConfig.from_dict({**model.to_dict(), **changes}, source=f"{config.model} with the task's settings") \
-        if changes else model
+        vocab = {} if tokenizer is None else {"vocab_size": tokenizer.vocab_size}
+        return build_encoder_config(config.model, config.model_overrides, adjust=task_overrides, **vocab, **head)
+    return build_encoder_config(read_config(config.pretrained), where=f"{config.pretrained} with the fine-tuning "
+                                "settings", adjust=task_overrides, **head)
 
 
-def build_model(config: FinetuneConfig, task: TaskData, model_config) -> torch.nn.Module:
+def build_model(config: FinetuneConfig, task: TaskData, model_config: EncoderConfig) -> torch.nn.Module:
     """A `SequenceClassifier` for the task: the pretrained encoder with a fresh head, or all fresh
     (`model_config`, from `encoder_config`, is the config either way)."""
     from dnabird.model.heads import SequenceClassifier
@@ -99,8 +94,7 @@ def build_model(config: FinetuneConfig, task: TaskData, model_config) -> torch.n
     if config.pretrained == FROM_SCRATCH:
         model = SequenceClassifier(model_config, task.spec.num_outputs, problem=task.spec.problem, seed=config.seed)
     else:
-        model, _ = load_encoder_for_finetuning(config.pretrained, task.spec, seed=config.seed,
-                                               overrides=model_config.to_dict())
+        model, _ = load_encoder_for_finetuning(config.pretrained, task.spec, seed=config.seed, config=model_config)
     if config.freeze_encoder:
         model.encoder.requires_grad_(False)
     return model

@@ -173,16 +173,15 @@ def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
 
 
 def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *, seed: int = 0,
-                                overrides: dict | None = None) -> tuple[torch.nn.Module, LoadReport]:
+                                config: EncoderConfig | None = None) -> tuple[torch.nn.Module, LoadReport]:
     """The model of `head` (`model_for_task`) whose encoder (and [CLS] pooler, if it pools [CLS]) comes from the
     checkpoint in `directory`, its new head initialised from `seed`; and the (logged) `LoadReport`.
-    `overrides`: fields of the stored `EncoderConfig` that leave the weights' shapes alone (e.g. dropout)."""
+    `config`: the encoder's config, the stored one with changes that leave the weights' shapes alone (e.g. the
+    fine-tuning dropout: `build_encoder_config(read_config(directory), dropout=...)`); None: the stored one."""
     from dnabird.model.heads import model_for_task
 
     reject(not isinstance(head, TaskSpec), "head", head, "a TaskSpec describing the new head")
-    config = read_config(directory)
-    if overrides:
-        config = EncoderConfig.from_dict({**config.to_dict(), **overrides}, source=f"overrides of {directory}")
+    config = read_config(directory) if config is None else config
     model = model_for_task(config, head, seed=seed)
     stored = read_tensors(directory)
     encoder_keys = {k for k in model.state_dict() if k.startswith("encoder.")}

@@ -28,33 +28,27 @@ STATE_POOLINGS = ("cls_state", "mean_sequence")
 POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
 
 
-@dataclass
+@dataclass(frozen=True)
 class EncoderConfig:
     """Shape and behaviour of a BERT-style encoder whose self-attention follows a sparse pattern.
 
+    The fields come in three groups: the architecture, then training (dropout, initialisation, random-block
+    seeds), then compatibility, the quirks that reproduce imported layouts (BERT, Hugging Face BigBird,
+    RoBERTa/Longformer, Pegasus); their defaults are BERT/BigBird's. The groups are sections of one flat
+    record, not nested records, so that checkpoints' config.json, `model_overrides` keys and
+    `key.sub=value` overrides name every field as they always have. Frozen: an `Encoder` builds its attention
+    patterns once from it; change a copy (`dataclasses.replace`) and build another model.
+
+    Architecture:
     vocab_size: tokens in the vocabulary (specials included).
     hidden_size, num_layers, num_heads, intermediate_size: transformer dimensions.
     max_positions: rows of the learned position table (must cover the longest input + position_offset).
-    dropout: hidden dropout (embeddings, attention output, feed-forward output, heads).
-    attention_dropout: dropout on attention probabilities (training only).
-    activation: "gelu" (erf) or "gelu_new" (tanh approximation, Hugging Face BigBird).
-    layer_norm_eps: epsilon of every LayerNorm.
-    type_vocab_size: segment ids (2: sentence A / B).
-    position_offset: first position id (0 for BERT/BigBird; padding_idx + 1 for RoBERTa/Longformer).
-    pad_token_id: id of [PAD]; its embedding row starts at zero.
     attention: the attention pattern: `type` ("bigbird_itc", "bigbird_etc", "longformer", "full", or a linear
         kernel: "performer", "relu_linear") and that pattern's own keys (docs/attention.md); never `num_heads`,
         the encoder's. Linear kernels need attention_dropout 0 (they form no attention matrix).
     layer_attention: one mapping per layer merged over `attention` (e.g. a window growing with depth), or empty.
     causal: True restricts every token to itself and the tokens before it (a left-to-right language model);
         only patterns with a causal form ("full", "longformer", linear kernels) allow it.
-    attention_bias: whether the Q/K/V projections carry a bias (Hugging Face `use_bias`).
-    embedding_dropout_before_norm: embedding dropout before the LayerNorm (Hugging Face BigBird), else after.
-    embedding_norm: False leaves out the embeddings' LayerNorm (Pegasus, BigBird-Pegasus: pre-LN blocks).
-    embedding_scale: factor on the word embeddings (√hidden_size for Pegasus and BigBird-Pegasus, else 1).
-    base_seed: root of every layer's random-block seed.
-    reseed_each_step: True draws a layer's random blocks from (base_seed, layer, step) in training;
-        False keeps them fixed at seed base_seed + layer (Hugging Face's training behaviour).
     positional: "learned" absolute embeddings added to the input (BERT, BigBird); "rotary": q and k rotated
         in every attention call (RoFormer; `rotary_base`: its slowest frequency); or "spe": stochastic
         positional encoding (`dnabird.attention.spe`, set by `spe`), with any attention type. The last two
@@ -63,57 +57,78 @@ class EncoderConfig:
         realizations, num_sines, kernel_size, gated, share_noise (one noise draw per step for all layers).
     pre_norm: False for BERT/BigBird's post-LN blocks, x = LN(x + f(x)); True for pre-LN blocks,
         x = x + f(LN(x)), with a LayerNorm after the last layer. Hugging Face BigBird is post-LN only.
-    mlm_transform: True for BERT's masked-LM head (dense + activation + LayerNorm before the tied
-        decoder); False reads the logits off the last hidden state through the tied decoder directly.
     pooling: the vector the sequence heads (classification, NSP) read (`Encoder.pool`): "cls", the pooler
         (dense + tanh) over the [CLS] token's last hidden state (BERT, BigBird); "mean" over the real tokens,
         no pooler (DNABERT-2, Nucleotide Transformer); "centre", the mean over the `pool_tokens` real tokens
         at the middle (a label of the window's central bin, as DeepSEA's); "centre_max", that mean beside the
         per-channel maximum over all real tokens (2 × hidden_size; as DeepSEA's and Basset's max pooling).
     pool_tokens: how many central tokens `pooling="centre"` or `"centre_max"` averages (0 otherwise).
-    pooler_activation: the "cls" pooler's activation: "tanh" (BERT), or "gelu" / "gelu_new" (an imported
-        `BigBirdForSequenceClassification` head's).
     local_max_tokens: `"centre_max"` only: when > 0, the per-channel maximum over this many central tokens
         goes between the mean and the window's maximum (3 × hidden_size).
+
+    Training:
+    dropout: hidden dropout (embeddings, attention output, feed-forward output, heads).
+    attention_dropout: dropout on attention probabilities (training only).
+    base_seed: root of every layer's random-block seed.
+    reseed_each_step: True draws a layer's random blocks from (base_seed, layer, step) in training;
+        False keeps them fixed at seed base_seed + layer (Hugging Face's training behaviour).
     initializer_range: standard deviation of the normal weight initialisation.
     init: "bert": every linear and embedding weight ~ N(0, initializer_range), biases 0 (BERT, BigBird);
         "fan_in": the layers' linear weights and biases ~ U(±1/√fan_in) (PyTorch's `nn.Linear` default),
         embeddings and heads as "bert".
+
+    Compatibility with imported layouts:
+    activation: "gelu" (erf) or "gelu_new" (tanh approximation, Hugging Face BigBird).
+    layer_norm_eps: epsilon of every LayerNorm.
+    type_vocab_size: segment ids (2: sentence A / B).
+    position_offset: first position id (0 for BERT/BigBird; padding_idx + 1 for RoBERTa/Longformer).
+    pad_token_id: id of [PAD]; its embedding row starts at zero.
+    attention_bias: whether the Q/K/V projections carry a bias (Hugging Face `use_bias`).
+    embedding_dropout_before_norm: embedding dropout before the LayerNorm (Hugging Face BigBird), else after.
+    embedding_norm: False leaves out the embeddings' LayerNorm (Pegasus, BigBird-Pegasus: pre-LN blocks).
+    embedding_scale: factor on the word embeddings (√hidden_size for Pegasus and BigBird-Pegasus, else 1).
+    mlm_transform: True for BERT's masked-LM head (dense + activation + LayerNorm before the tied
+        decoder); False reads the logits off the last hidden state through the tied decoder directly.
+    pooler_activation: the "cls" pooler's activation: "tanh" (BERT), or "gelu" / "gelu_new" (an imported
+        `BigBirdForSequenceClassification` head's).
     """
 
+    # --- architecture ---
     vocab_size: int = 32000
     hidden_size: int = 768
     num_layers: int = 12
     num_heads: int = 12
     intermediate_size: int = 3072
     max_positions: int = 4096
+    attention: dict = field(default_factory=lambda: dict(ITC_DEFAULT))
+    layer_attention: list = field(default_factory=list)
+    causal: bool = False
+    positional: str = "learned"
+    rotary_base: float = 10000.0
+    spe: dict = field(default_factory=dict)
+    pre_norm: bool = False
+    pooling: str = "cls"
+    pool_tokens: int = 0
+    local_max_tokens: int = 0
+    # --- training ---
     dropout: float = 0.1
     attention_dropout: float = 0.1
+    base_seed: int = 0
+    reseed_each_step: bool = True
+    initializer_range: float = 0.02
+    init: str = "bert"
+    # --- compatibility: quirks of imported layouts (BERT, Hugging Face BigBird, RoBERTa/Longformer, Pegasus) ---
     activation: str = "gelu_new"
     layer_norm_eps: float = 1e-12
     type_vocab_size: int = 2
     position_offset: int = 0
     pad_token_id: int = 0
-    attention: dict = field(default_factory=lambda: dict(ITC_DEFAULT))
-    layer_attention: list = field(default_factory=list)
-    causal: bool = False
     attention_bias: bool = True
     embedding_dropout_before_norm: bool = True
     embedding_norm: bool = True
     embedding_scale: float = 1.0
-    base_seed: int = 0
-    reseed_each_step: bool = True
-    positional: str = "learned"
-    rotary_base: float = 10000.0
-    spe: dict = field(default_factory=dict)
-    pre_norm: bool = False
     mlm_transform: bool = True
-    pooling: str = "cls"
-    pool_tokens: int = 0
     pooler_activation: str = "tanh"
-    local_max_tokens: int = 0
-    initializer_range: float = 0.02
-    init: str = "bert"
 
     def __post_init__(self):
         check_positive_ints(self, ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
@@ -308,25 +323,38 @@ def merge_settings(settings: dict, overrides: dict, where: str = "overrides") ->
     return merged
 
 
-def build_encoder_config(name: str, overrides: dict | None = None, *, where: str = "model_overrides",
+def build_encoder_config(base: str | EncoderConfig, overrides: dict | None = None, *,
+                         where: str = "model_overrides", adjust=None, max_length: int | None = None,
                          **fixed) -> EncoderConfig:
-    """Preset `name` with config-file `overrides` merged over it (`merge_settings`), then `fixed` values
-    that no override may change (e.g. the tokenizer's vocab_size). Every key's name and type is checked;
-    errors (`ConfigError`) name `where` and the key, what is allowed and what was given."""
-    if name not in PRESETS:
-        raise ConfigError(f"{where}: model={name!r} is invalid: expected one of {sorted(PRESETS)}")
+    """The one path from settings to an `EncoderConfig`, which every recipe takes (pretraining, fine-tuning,
+    the text recipes; `recipe_encoder_config` reads a recipe config's fields for it):
+
+    1. `base`: a preset by name (`PRESETS`), or a config (a checkpoint's, `read_config`);
+    2. `overrides`, a config file's `model_overrides`, merged over it (`merge_settings`: `attention` key by key);
+    3. `fixed`: values no override may change (the tokenizer's vocab_size, a fine-tuning head's pooling);
+    4. `adjust(config) -> dict`: fields that depend on the config so far and replace its own (a task's
+       `encoder_overrides`, e.g. global attention at [CLS] in a Longformer pattern);
+    5. with `max_length`, that many tokens must fit the model and be a multiple of its block size.
+
+    Every key's name and type is checked; errors (`ConfigError`) name `where` and the key, what is allowed
+    and what was given."""
+    if isinstance(base, str) and base not in PRESETS:
+        raise ConfigError(f"{where}: model={base!r} is invalid: expected one of {sorted(PRESETS)}")
     if not isinstance(overrides or {}, dict):
         raise ConfigError(f"{where}: expected a mapping of EncoderConfig fields, got {overrides!r}")
-    merged = merge_settings(preset(name).to_dict(), {**(overrides or {}), **fixed}, where)
-    return EncoderConfig.from_dict(merged, source=where)
+    settings = PRESETS[base]().to_dict() if isinstance(base, str) else base.to_dict()
+    model = EncoderConfig.from_dict(merge_settings(settings, {**(overrides or {}), **fixed}, where), source=where)
+    changes = adjust(model) if adjust is not None else {}
+    if changes:
+        model = EncoderConfig.from_dict({**model.to_dict(), **changes}, source=f"{where}, then the task's changes")
+    if max_length is not None:
+        model.check_length(max_length)
+    return model
 
 
 def recipe_encoder_config(config, vocab_size: int | None = None, **fixed) -> EncoderConfig:
-    """The `EncoderConfig` a recipe config (`model`, `model_overrides`, `max_length`) trains: the preset, the
-    overrides, then `fixed` values and (when given) the tokenizer's `vocab_size`; `max_length` must fit the
-    model and be a multiple of its block size."""
+    """`build_encoder_config` for a recipe config (its `model`, `model_overrides` and `max_length`): `fixed`
+    values and (when known) the tokenizer's `vocab_size` over the overrides."""
     if vocab_size is not None:
         fixed["vocab_size"] = vocab_size
-    model = build_encoder_config(config.model, config.model_overrides, **fixed)
-    model.check_length(config.max_length)
-    return model
+    return build_encoder_config(config.model, config.model_overrides, max_length=config.max_length, **fixed)

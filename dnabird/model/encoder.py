@@ -21,16 +21,17 @@ from dnabird.model.config import CENTRE_POOLINGS, POOLINGS, STATE_POOLINGS, Enco
 EVAL_TAG = 1  # distinguishes the fixed evaluation seed from every training step's seed
 
 
-def layer_seed(config: EncoderConfig, layer: int, step: int, training: bool) -> int:
+def layer_seed(config: EncoderConfig, layer: int, step: int, training: bool, *, pattern=None) -> int:
     """Seed of one layer's randomness (random attention blocks, Performer features): from (base seed, layer,
-    step) in training, fixed in eval. The pattern maps the step first (`Pattern.seed_step`: a Performer
-    that redraws every k steps shares one seed over k steps).
+    step) in training, fixed in eval. The layer's pattern maps the step first (`Pattern.seed_step`: a
+    Performer that redraws every k steps shares one seed over k steps); `pattern`: that layer's pattern as
+    built (the encoder passes its own), else built from `config`.
 
     With `reseed_each_step=False` it is `base_seed + layer` in both modes (Hugging Face's fixed plan).
     """
     if not config.reseed_each_step:
         return config.base_seed + layer
-    step = config.pattern(layer).seed_step(step)
+    step = (config.pattern(layer) if pattern is None else pattern).seed_step(step)
     key = [config.base_seed, layer, step, 0] if training else [config.base_seed, layer, 0, EVAL_TAG]
     return int(np.random.SeedSequence(key).generate_state(1)[0] >> 1)
 
@@ -46,8 +47,9 @@ def spe_seed(config: EncoderConfig, layer: int, step: int, training: bool) -> in
 def attention_density(config: EncoderConfig, length: int) -> float:
     """Share of query-key pairs the attention computes at `length` tokens: the mean of every layer's
     `dense_mask` (its evaluation layout, all heads; padding to the block multiple included)."""
-    masks = (config.pattern(layer).dense_mask(length, seed=layer_seed(config, layer, 0, training=False))
-             for layer in range(config.num_layers))
+    patterns = (config.pattern(layer) for layer in range(config.num_layers))
+    masks = (pattern.dense_mask(length, seed=layer_seed(config, layer, 0, training=False, pattern=pattern))
+             for layer, pattern in enumerate(patterns))
     return float(sum(mask.float().mean() for mask in masks)) / config.num_layers
 
 
@@ -116,7 +118,7 @@ class SelfAttention(nn.Module):
     rotary positions the attention call rotates q and k (the global ones too).
     """
 
-    def __init__(self, config: EncoderConfig, layer: int = 0):
+    def __init__(self, config: EncoderConfig, pattern):
         super().__init__()
         self.config = config
         hidden, bias = config.hidden_size, config.attention_bias
@@ -126,7 +128,7 @@ class SelfAttention(nn.Module):
             if config.positional == "rotary" else None
         self.spe = config.spe_spec().build(config.num_heads, config.head_size) if config.positional == "spe" \
             else None
-        self.has_global_projections = isinstance(config.pattern(layer), Longformer)
+        self.has_global_projections = isinstance(pattern, Longformer)
         if self.has_global_projections:
             self.global_query, self.global_key, self.global_value = (nn.Linear(hidden, hidden, bias=bias)
                                                                      for _ in range(3))
@@ -148,11 +150,12 @@ class SelfAttention(nn.Module):
 
 class EncoderLayer(nn.Module):
     """A BERT block, post-LN: x = LN(x + attention(x)); x = LN(x + FFN(x)); or with `pre_norm`:
-    x = x + attention(LN(x)); x = x + FFN(LN(x))."""
+    x = x + attention(LN(x)); x = x + FFN(LN(x)). `pattern`: the layer's attention pattern (Longformer adds
+    global projections)."""
 
-    def __init__(self, config: EncoderConfig, layer: int = 0):
+    def __init__(self, config: EncoderConfig, pattern):
         super().__init__()
-        self.attention = SelfAttention(config, layer)
+        self.attention = SelfAttention(config, pattern)
         self.attention_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.ffn_in = nn.Linear(config.hidden_size, config.intermediate_size)
         self.activation = activation(config.activation)
@@ -173,17 +176,19 @@ class Encoder(nn.Module):
     """Embeddings and `num_layers` encoder layers (pre-LN: then a final LayerNorm), plus, with
     `pooling="cls"`, the [CLS] pooler (dense + tanh, or the config's `pooler_activation`).
 
-    Weights are initialised from `seed` alone (never the global RNG). Set `gradient_checkpointing`
-    to recompute each layer's activations in the backward pass.
+    The layers' attention patterns (`patterns`, one per layer) are built and validated once, here. Weights
+    are initialised from `seed` alone (never the global RNG). Set `gradient_checkpointing` to recompute each
+    layer's activations in the backward pass.
     """
 
     def __init__(self, config: EncoderConfig, *, seed: int = 0):
         super().__init__()
         self.config = config
+        self.patterns = tuple(config.pattern(layer) for layer in range(config.num_layers))
         self.gradient_checkpointing = False
         with torch.device("meta"):
             self.embeddings = Embeddings(config)
-            self.layers = nn.ModuleList(EncoderLayer(config, layer) for layer in range(config.num_layers))
+            self.layers = nn.ModuleList(EncoderLayer(config, pattern) for pattern in self.patterns)
             self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps) \
                 if config.pre_norm else None
             self.pooler = nn.Linear(config.hidden_size, config.hidden_size) if config.pooling == "cls" else None
@@ -193,7 +198,7 @@ class Encoder(nn.Module):
 
     def pattern(self, layer: int = 0, global_positions: tuple[int, ...] | None = None):
         """The attention pattern of `layer` in this call (Longformer global positions set per call)."""
-        pattern = self.config.pattern(layer)
+        pattern = self.patterns[layer]
         if global_positions is not None:
             if not isinstance(pattern, Longformer):
                 raise ParameterError("global_positions", global_positions,
@@ -223,7 +228,7 @@ class Encoder(nn.Module):
         x = self.embeddings(input_ids, token_type_ids)  # [B, L, H]
         for index, layer in enumerate(self.layers):
             pattern = self.pattern(index, global_positions)
-            seed = layer_seed(self.config, index, step, self.training)
+            seed = layer_seed(self.config, index, step, self.training, pattern=pattern)
             noise = spe_seed(self.config, index, step, self.training) if self.config.positional == "spe" else 0
             if self.gradient_checkpointing and self.training and torch.is_grad_enabled():
                 x = checkpoint(layer, x, mask, pattern, seed, global_mask, noise, use_reentrant=False)

@@ -27,7 +27,7 @@ from dnabird.io import write_json_atomic
 from dnabird.pipeline import RunContext, Stage
 from dnabird.stages import optional_output
 
-SCORERS = ("mlm_llr", "embed_dist", "promoter", "chromatin")
+SCORERS = ("mlm_llr", "embed_dist", "promoter", "chromatin")  # the models that score (a method: score.METHOD_SCORERS)
 PRETRAINED = ("mlm_llr", "embed_dist")  # scorers that read the pretrained model
 PROMOTER_KINDS = ("TATA", "Inr", "GCbox")
 TF_MOTIF_ROW = "chromatin, TF-motif variants only"

@@ -16,7 +16,11 @@ SPLITS = ("train", "validation", "test")
 def window_bases(genome, chrom: str, start: int, end: int, strand: str, max_n_fraction: float,
                  counts: Counter) -> np.ndarray | None:
     """Bases [start, end) of `chrom` on `strand` as uint8 ASCII, or None when the window runs off the
-    chromosome or holds more than `max_n_fraction` N (counted in `counts`: off_chromosome_end, too_many_n)."""
+    chromosome or holds more than `max_n_fraction` N (counted in `counts`: off_chromosome_end, too_many_n).
+
+    Training and evaluation examples are a sample, so a window that is not all genome is dropped. Variant
+    scoring keeps such windows instead (`dnabird.variants.windows`: N-padded, clipped at N runs to fit),
+    since every variant asked about must get a score."""
     if start < 0 or end > genome.length(chrom):
         counts["off_chromosome_end"] += 1
         return None

@@ -19,7 +19,7 @@ from dnabird.progress import progress_bar
 from dnabird.train.metrics import save_png
 from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant
-from dnabird.variants.score import SCORERS, Window, resolve_setup, score_windows
+from dnabird.variants.score import METHOD_SCORERS, ScoredWindow, resolve_setup, score_windows
 from dnabird.variants.scores import VariantScores
 from dnabird.variants.windows import anchored_windows
 
@@ -122,12 +122,13 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
             for alt in BASES if alt != ref]  # (1-based pos, REF, ALT) in position then A, C, G, T order
     alleles = [Allele(0, n, Variant(chrom, *snv)) for n, snv in enumerate(snvs, start=1)]
 
-    def windows_of(allele: Allele) -> list[Window]:
+    def windows_of(allele: Allele) -> list[ScoredWindow]:
         windows = anchored_windows(genome, allele.variant, window_start, window_start + setup.window_bp, centre)
-        return [Window(allele, windows, ".", True)]
+        return [ScoredWindow(allele, windows, ".", True)]
 
     with progress_bar(total=len(alleles), enabled=progress, desc="mutagenesis", unit=" SNVs") as bar:
-        scores = score_windows(SCORERS[setup.method](predictor, setup), setup, alleles, windows_of, batch_size, bar)
+        scorer = METHOD_SCORERS[setup.method](predictor, setup)
+        scores = score_windows(scorer, setup, alleles, windows_of, batch_size, bar)
     if len(scores.skipped):
         first = scores.skipped.iloc[0]
         raise UnscorableVariantError(first["reason"], first["detail"])

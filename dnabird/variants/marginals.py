@@ -153,10 +153,10 @@ def shared_rows(ref_ids: list[int], members: list[Member], mask_id: int) -> tupl
 
 def share_passes(pending: list[tuple], tokenizer, eval_length: int, rc: bool, flank_bp: int,
                  variants_per_pass: int, spacing_bp: int) -> list[tuple]:
-    """`pending` [(Window, (rows, targets, bp)) …] (exact `LLRScorer` rows) with the windows of each group
+    """`pending` [(ScoredWindow, (rows, targets, bp)) …] (exact `LLRScorer` rows) with the windows of each group
     scored from shared rows: the same list where a group formed, each member's window replaced by the shared
     one and its rows by the shared rows (the same row objects for every member, run once by `run_windows`)."""
-    windows = [w.windows if _groupable(w.windows) else None for w, _ in pending]
+    windows = [w.sequences if _groupable(w.sequences) else None for w, _ in pending]
     chroms = [w.allele.variant.chrom for w, _ in pending]
     result = list(pending)
     for group in group_windows(windows, chroms, variants_per_pass, spacing_bp):
@@ -166,7 +166,7 @@ def share_passes(pending: list[tuple], tokenizer, eval_length: int, rc: bool, fl
                 break
             if len(kept[0]) == len(group):
                 for n, shared in zip(group, kept[1], strict=True):
-                    result[n] = (dataclasses.replace(pending[n][0], windows=shared[0]), shared[1])
+                    result[n] = (dataclasses.replace(pending[n][0], sequences=shared[0]), shared[1])
                 break
             group = kept[0]
     return result

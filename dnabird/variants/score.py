@@ -79,11 +79,12 @@ class Setup:
 
 
 @dataclasses.dataclass(frozen=True)
-class Window:
-    """One scored window of one allele: `windows` on the strand scored first, the TSS name as `feature`."""
+class ScoredWindow:
+    """One window of one allele as scored: its REF and ALT `sequences` on the strand scored first, the TSS
+    name as `feature`, and whether the genome matched the REF allele (`ref_match`)."""
 
     allele: Allele
-    windows: AlleleWindows
+    sequences: AlleleWindows
     feature: str
     ref_match: bool
 
@@ -171,7 +172,7 @@ class TssWindows:
         return [w for w in self.by_chrom[chrom][low:high] if w[0] <= first and stop <= w[1]] if starts else []
 
 
-def allele_windows(allele: Allele, genome: Genome, setup: Setup, tss: TssWindows | None) -> list[Window]:
+def allele_windows(allele: Allele, genome: Genome, setup: Setup, tss: TssWindows | None) -> list[ScoredWindow]:
     """The windows to score an allele in; `UnscorableVariantError` says why there are none."""
     variant = allele.variant
     if allele.problem is not None:
@@ -187,11 +188,11 @@ def allele_windows(allele: Allele, genome: Genome, setup: Setup, tss: TssWindows
     if not ref_match and setup.on_ref_mismatch == "skip":
         raise UnscorableVariantError(REF_MISMATCH, f"the genome has {genome_ref}")
     if tss is None:
-        return [Window(allele, centred_windows(genome, variant, setup.window_bp), ".", ref_match)]
+        return [ScoredWindow(allele, centred_windows(genome, variant, setup.window_bp), ".", ref_match)]
     found = tss.containing(chrom, first, stop)
     if not found:
         raise UnscorableVariantError("in no TSS window")
-    return [Window(allele, anchored_windows(genome, variant, start, end, site.position, site.strand),
+    return [ScoredWindow(allele, anchored_windows(genome, variant, start, end, site.position, site.strand),
                    site.name, ref_match) for start, end, site in found]
 
 
@@ -280,7 +281,7 @@ class LLRScorer:
         return ref, alt, np.full(2, np.nan)
 
 
-SCORERS = {"head": HeadScorer, "mlm_llr": LLRScorer}  # by `Setup.method`
+METHOD_SCORERS = {"head": HeadScorer, "mlm_llr": LLRScorer}  # the scorer class of each `Setup.method`
 
 
 def encode(predictor: Predictor, sequence: str, eval_length: int) -> list[int]:
@@ -436,7 +437,7 @@ def prepare_scoring(model, genome: str | os.PathLike | Genome, *, tss: str | os.
     setup = resolve_setup(predictor, tss=tss, checkpoint=model if isinstance(model, (str, os.PathLike)) else None,
                           **settings)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
-    return Scoring(SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx,
+    return Scoring(METHOD_SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx,
                    recorded_settings(setup, predictor, model, precision=precision))
 
 
@@ -482,13 +483,13 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
                          tuple(scorer.groups), *stacked, pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS)))
 
 
-def fit(scorer, window: Window, rc: bool) -> tuple[Window, tuple]:
+def fit(scorer, window: ScoredWindow, rc: bool) -> tuple[ScoredWindow, tuple]:
     """The window and its model rows (both strands with `rc`); a window that tokenizes longer than
     eval_length is clipped at its N runs (contig-end padding, assembly gaps), outermost first, until it
     fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits, or when
     the tokenizer refuses a character of the window (`INVALID_BASE`)."""
     problem = None
-    for windows in itertools.chain([window.windows], n_run_clips(window.windows)):
+    for windows in itertools.chain([window.sequences], n_run_clips(window.sequences)):
         try:
             rows = scorer.rows([windows, windows.reverse_complement()] if rc else [windows])
         except InputFormatError as err:  # the offset it names counts from the 5' end of the REF (or ALT) window
@@ -499,7 +500,7 @@ def fit(scorer, window: Window, rc: bool) -> tuple[Window, tuple]:
                 raise
             problem = problem or err
             continue
-        return dataclasses.replace(window, windows=windows), rows
+        return dataclasses.replace(window, sequences=windows), rows
     raise problem
 
 
@@ -509,14 +510,14 @@ def _allele_columns(allele: Allele) -> tuple:
     return allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt
 
 
-def _unit_row(window: Window, setup: Setup, tokenizer) -> tuple:
-    w = window.windows
+def _unit_row(window: ScoredWindow, setup: Setup, tokenizer) -> tuple:
+    w = window.sequences
     return (*_allele_columns(window.allele), window.feature, "both" if setup.rc else w.strand, window.ref_match,
             w.start, w.end, w.pad_left, w.pad_right, w.clip_left, w.clip_right,
             max(tokenizer.unk_tokens(w.ref), tokenizer.unk_tokens(w.alt)))
 
 
-def _name(window: Window) -> str:
+def _name(window: ScoredWindow) -> str:
     """How errors name a window: chrom:pos REF>ALT, the variant's id and the TSS."""
     v = window.allele.variant
     return " ".join([f"{v.chrom}:{v.pos} {v.ref}>{v.alt}", *(x for x in (v.id, window.feature) if x != ".")])

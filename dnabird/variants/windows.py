@@ -6,7 +6,9 @@ every base between its anchor and the variant in place; an indel trims or extend
 variant's side). Windows past a chromosome end are N-padded (`pad_left`/`pad_right`); each N is a token of
 its own, so `n_run_clips` offers a window too long for a model clipped at its N runs, outermost first
 (`clip_left`/`clip_right`: bp cut from each end). Sequences are upper case, 5'→3' on `strand` (a "-"
-window is the reverse complement of the genome).
+window is the reverse complement of the genome). Training examples follow another rule on purpose
+(`dnabird.tasks.splits.window_bases` drops a window off a contig or with too many N): they are a sample,
+while every variant asked about must get a score.
 """
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import os
 import stat
@@ -16,6 +17,7 @@ from dnabird.model import (
     save_checkpoint,
     tiny,
 )
+from dnabird.model.checkpoint import read_config
 
 CONFIG = tiny(num_layers=1, hidden_size=32, num_heads=2, intermediate_size=64, vocab_size=64,
               max_positions=512,
@@ -127,11 +129,13 @@ def test_finetuning_load_reports_loaded_dropped_initialised(saved, tmp_path):
     ids, mask = _inputs()
     with torch.no_grad():
         assert torch.equal(reloaded.eval()(ids, mask).logits, classifier.eval()(ids, mask).logits)
-    dropped_out, _ = load_encoder_for_finetuning(directory, head=task, seed=1, overrides={"dropout": 0.3})
+    stored = read_config(directory)
+    dropped_out, _ = load_encoder_for_finetuning(directory, head=task, seed=1,
+                                                 config=dataclasses.replace(stored, dropout=0.3))
     assert dropped_out.config.dropout == 0.3 and dropped_out.dropout.p == 0.3
     assert torch.equal(dropped_out.classifier.weight, classifier.classifier.weight)
     with pytest.raises(CheckpointError, match="shape"):   # a field that changes the weights cannot be overridden
-        load_encoder_for_finetuning(directory, head=task, overrides={"intermediate_size": 48})
+        load_encoder_for_finetuning(directory, head=task, config=dataclasses.replace(stored, intermediate_size=48))
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027])

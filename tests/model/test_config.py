@@ -103,6 +103,21 @@ def test_config_file_overrides_and_fixed_values():
         build_encoder_config("huge")
 
 
+def test_one_path_from_a_stored_config_with_overrides_fixed_values_a_task_change_and_a_length():
+    longformer = {"type": "longformer", "window": 32, "block_size": 16}
+    stored = tiny(attention=longformer, pooling="centre", pool_tokens=8)
+    config = build_encoder_config(stored, {"attention": {"window": 64}, "dropout": 0.3}, dropout=0.0,
+                                  adjust=lambda c: {"attention": {**c.attention, "global_positions": [0]}},
+                                  max_length=128)
+    assert config.attention == {"type": "longformer", "window": 64, "block_size": 16, "global_positions": [0]}
+    assert (config.dropout, config.pooling, config.pool_tokens) == (0.0, "centre", 8)
+    assert config.pattern(1).global_positions == (0,)
+    with pytest.raises(ParameterError, match="max_length=100 .*multiple of the attention block size 16"):
+        build_encoder_config(stored, max_length=100)
+    with pytest.raises(ConfigError, match="task's changes"):
+        build_encoder_config(stored, adjust=lambda c: {"pool_tokens": -1})
+
+
 def test_layer_attention_gives_each_layer_its_pattern_and_inputs_pad_to_every_block_size():
     config = tiny(layer_attention=[{"block_size": 16}, {"block_size": 24}])
     assert [config.pattern(i).block_size for i in range(2)] == [16, 24]

@@ -349,3 +349,18 @@ def test_attention_density_counts_the_blocks_each_query_reads():
     config = tiny(attention={"block_size": 16})
     assert attention_density(config, 512) == pytest.approx(expected)
     assert attention_density(tiny(attention={"type": "full"}), 300) == 1.0
+
+
+def test_encoder_builds_its_patterns_once_not_per_call(monkeypatch):
+    import dnabird.attention
+
+    config = small(num_layers=2, layer_attention=[{}, {"num_random_blocks": 1}])
+    encoder = Encoder(config, seed=0)
+    assert [p.num_random_blocks for p in encoder.patterns] == [2, 1]
+    built = []
+    build = dnabird.attention.pattern_from_dict
+    monkeypatch.setattr(dnabird.attention, "pattern_from_dict", lambda spec: built.append(spec) or build(spec))
+    with torch.no_grad():
+        encoder.eval()(ids(1, 64))
+        encoder.train()(ids(1, 64), step=3)
+    assert built == []

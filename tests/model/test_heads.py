@@ -130,7 +130,7 @@ def test_pool_by_name_reads_what_each_name_says():
 def test_a_mean_pooled_classifier_fine_tunes_from_a_cls_checkpoint_and_reloads_as_mean(tmp_path):
     save_checkpoint(PretrainingModel(small(), seed=0), tmp_path / "pretrained")
     spec = TaskSpec(task="t", problem="binary", labels=["x"], eval_length=96)
-    model, report = load_encoder_for_finetuning(tmp_path / "pretrained", spec, overrides={"pooling": "mean"})
+    model, report = load_encoder_for_finetuning(tmp_path / "pretrained", spec, config=small(pooling="mean"))
     assert model.encoder.pooler is None and "encoder.pooler.weight" in report.dropped
     save_checkpoint(model, tmp_path / "tuned", task=spec)
     reloaded = load_checkpoint(tmp_path / "tuned")

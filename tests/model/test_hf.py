@@ -1,5 +1,6 @@
 """Hugging Face BigBird import/export, with output parity through `save_pretrained` directories."""
 
+import dataclasses
 import json
 import logging
 
@@ -7,7 +8,7 @@ import pytest
 import torch
 
 from dnabird.errors import CheckpointError, ConfigError
-from dnabird.model import from_hf_bigbird, to_hf_bigbird
+from dnabird.model import Encoder, from_hf_bigbird, to_hf_bigbird
 
 transformers = pytest.importorskip("transformers")
 from transformers import BigBirdConfig, BigBirdForMaskedLM, BigBirdForPreTraining, BigBirdModel  # noqa: E402
@@ -72,10 +73,11 @@ def test_block_sparse_parity_in_train_mode(tmp_path):
     assert ours.config.attention["random_mode"] == "hf"
     hidden, _ = compare(hf_model, ours, 1436, 1200, train=True)
     # the same weights under uniform random blocks differ, so the match depends on the tables
-    ours.config.attention["random_mode"] = "uniform"
+    uniform = Encoder(dataclasses.replace(ours.config, attention={**ours.config.attention, "random_mode": "uniform"}))
+    uniform.load_state_dict(ours.encoder.state_dict())
     with torch.no_grad():
         ids, mask, segments = inputs(1436, 1200)
-        other = ours.encoder(ids, mask, segments)
+        other = uniform.train()(ids, mask, segments)
     assert (other - hidden)[mask.bool()].abs().max() > 1e-3
 
 
@@ -152,11 +154,12 @@ def test_block_sparse_export_reproduces_in_transformers_train_mode(tmp_path):
 
 
 def with_setting(model, setting, value):
-    if setting == "random_mode":
-        model.config.attention["random_mode"] = value
-    else:
-        setattr(model.config, setting, value)
-    return model
+    """`model` rebuilt with one setting changed and its weights copied (an encoder builds its patterns once)."""
+    changes = {"attention": {**model.config.attention, setting: value}} if setting == "random_mode" \
+        else {setting: value}
+    changed = type(model)(dataclasses.replace(model.config, **changes))
+    changed.load_state_dict(model.state_dict())
+    return changed
 
 
 @pytest.mark.parametrize("setting, value, named", [
