@@ -19,7 +19,8 @@ class FinetuneConfig(RecipeConfig):
     pretrained: a pretrained encoder's checkpoint directory, or "none" to train the same model from scratch
         (inside `dnabird run`, null: the `pretrain` stage's model).
     model, model_overrides: the encoder trained from scratch, a preset with `EncoderConfig` fields merged over
-        it (`dnabird.model.config.build_encoder_config`), checked when the config loads; unused with a checkpoint.
+        it (`dnabird.model.config.build_encoder_config`), checked when the config loads; with a checkpoint only
+        `model_overrides.attention` applies (the pattern; the weights fit any).
     tokenizer: a `.model`, or a Hugging Face `tokenizer.json` beside its `special_tokens_map.json`; null: the
         checkpoint's (or the `tokenizer` stage's). One other than the checkpoint's is an error.
     dropout, attention_dropout, pooling, pool_tokens, local_max_tokens: `EncoderConfig` fields set over the

@@ -74,16 +74,25 @@ def head_settings(config: FinetuneConfig) -> dict:
 
 
 def encoder_config(config: FinetuneConfig, tokenizer: DnaTokenizer | None = None, task_overrides=None) -> EncoderConfig:
-    """The `EncoderConfig` fine-tuned (`build_encoder_config`): the checkpoint's, or from scratch the preset with
-    `model_overrides` and the tokenizer's vocabulary size; the head's settings (`head_settings`) over it, then the
-    fields the task changes (`task_overrides(config) -> dict`, a task module's `encoder_overrides`, e.g. global
-    attention at [CLS] for a Longformer pattern)."""
+    """The `EncoderConfig` fine-tuned (`build_encoder_config`): from scratch the preset with `model_overrides` and
+    the tokenizer's vocabulary size; from a checkpoint its config with `model_overrides`' `attention` only (a
+    pretrained encoder's weights fit any pattern, as Longformer's start from RoBERTa's; its other settings are
+    the checkpoint's, and a differing one is logged as ignored); then the head's settings (`head_settings`), then
+    the fields the task changes (`task_overrides(config) -> dict`, a task module's `encoder_overrides`, e.g.
+    global attention at [CLS] for a Longformer pattern)."""
     head = head_settings(config)
     if config.pretrained == FROM_SCRATCH:
         vocab = {} if tokenizer is None else {"vocab_size": tokenizer.vocab_size}
         return build_encoder_config(config.model, config.model_overrides, adjust=task_overrides, **vocab, **head)
-    return build_encoder_config(read_config(config.pretrained), where=f"{config.pretrained} with the fine-tuning "
-                                "settings", adjust=task_overrides, **head)
+    stored = read_config(config.pretrained)
+    ignored = sorted(key for key, value in config.model_overrides.items()
+                     if key != "attention" and stored.to_dict().get(key) != value)
+    if ignored:
+        log.warning("%s: model_overrides %s ignored: a pretrained encoder keeps its own (only attention applies)",
+                    config.pretrained, ", ".join(ignored))
+    attention = {"attention": config.model_overrides["attention"]} if "attention" in config.model_overrides else {}
+    return build_encoder_config(stored, attention, where=f"{config.pretrained} with the fine-tuning settings",
+                                adjust=task_overrides, **head)
 
 
 def build_model(config: FinetuneConfig, task: TaskData, model_config: EncoderConfig) -> torch.nn.Module:

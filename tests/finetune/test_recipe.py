@@ -175,6 +175,31 @@ def test_a_centre_checkpoint_fine_tuned_with_other_pooling_drops_its_centre_widt
     assert fine_tuned(pooling="centre_max") == ("centre_max", 8)
 
 
+def test_a_checkpoint_fine_tuned_takes_the_pattern_of_model_overrides_and_nothing_else(tokenizers, tmp_path, caplog):
+    from dnabird.finetune.recipe import encoder_config
+    from dnabird.model.checkpoint import read_config
+    from dnabird.model.config import tiny
+    from dnabird.model.heads import PretrainingModel
+
+    pretrained = tmp_path / "pretrained"   # pretrained with BigBird ITC, fine-tuned with a Longformer pattern
+    itc = {"type": "bigbird_itc", "block_size": 16, "window_blocks": 3, "num_random_blocks": 2}
+    save_checkpoint(PretrainingModel(tiny(vocab_size=64, **{**standin_task.MODEL, "attention": itc})), pretrained,
+                    tokenizer_files=(tokenizers[0].path,))
+    longformer = {"type": "longformer", "window": 32, "block_size": 16}
+    config = standin_task.config(tokenizers[0].path, tmp_path / "run", pretrained=str(pretrained),
+                                 model_overrides={"attention": longformer, "hidden_size": 256})
+    with caplog.at_level("WARNING"):
+        model = encoder_config(config)
+    assert {key: model.attention[key] for key in longformer} == longformer
+    assert model.hidden_size == standin_task.MODEL["hidden_size"]      # the checkpoint's, not the override's
+    assert "model_overrides hidden_size ignored" in caplog.text
+    config = standin_task.config(tokenizers[0].path, tmp_path / "run", pretrained=str(pretrained),
+                                 model_overrides={"attention": {"num_random_blocks": 1}})
+    stored = read_config(pretrained).attention
+    assert stored["num_random_blocks"] == 2
+    assert encoder_config(config).attention == {**stored, "num_random_blocks": 1}   # merged key by key
+
+
 def test_the_recipe_takes_a_task_and_a_task_name_goes_through_the_registry():
     from dnabird import tasks
     from dnabird.finetune import recipe
