@@ -175,7 +175,8 @@ def load_checkpoint(directory: str | os.PathLike) -> torch.nn.Module:
 def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *, seed: int = 0,
                                 config: EncoderConfig | None = None) -> tuple[torch.nn.Module, LoadReport]:
     """The model of `head` (`model_for_task`) whose encoder (and [CLS] pooler, if it pools [CLS]) comes from the
-    checkpoint in `directory`, its new head initialised from `seed`; and the (logged) `LoadReport`.
+    checkpoint in `directory`, its new head initialised from `seed`; and the (logged) `LoadReport`. A Longformer
+    pattern's global projections the checkpoint lacks start as copies of the local ones (`add_global_copies`).
     `config`: the encoder's config, the stored one with changes that leave the weights' shapes alone (e.g. the
     fine-tuning dropout: `build_encoder_config(read_config(directory), dropout=...)`); None: the stored one."""
     from dnabird.model.heads import model_for_task
@@ -184,9 +185,13 @@ def load_encoder_for_finetuning(directory: str | os.PathLike, head: TaskSpec, *,
     config = read_config(directory) if config is None else config
     model = model_for_task(config, head, seed=seed)
     stored = read_tensors(directory)
+    copied = add_global_copies(stored, model)   # a Longformer pattern on an encoder pretrained without one
+    if len(copied) > len(stored):
+        log.info("fine-tuning from %s: %d global attention projections start as copies of the local ones",
+                 directory, len(copied) - len(stored))
     encoder_keys = {k for k in model.state_dict() if k.startswith("encoder.")}
     # the pooler too is dropped when the new head pools the mean state (`pooling="mean"`)
-    tensors = {k: v for k, v in stored.items() if k in encoder_keys}
+    tensors = {k: v for k, v in copied.items() if k in encoder_keys}
     if encoder_keys - set(tensors):
         raise CheckpointError(f"{Path(directory) / WEIGHTS_FILE}: encoder tensors missing: "
                               f"{sorted(encoder_keys - set(tensors))[:10]}")

@@ -193,6 +193,15 @@ def test_a_checkpoint_fine_tuned_takes_the_pattern_of_model_overrides_and_nothin
     assert {key: model.attention[key] for key in longformer} == longformer
     assert model.hidden_size == standin_task.MODEL["hidden_size"]      # the checkpoint's, not the override's
     assert "model_overrides hidden_size ignored" in caplog.text
+    from dnabird.model.checkpoint import load_encoder_for_finetuning, read_tensors
+    from dnabird.model.task_spec import TaskSpec
+
+    spec = TaskSpec(task="standin", problem="binary", labels=("positive",), eval_length=64)
+    loaded, _ = load_encoder_for_finetuning(pretrained, spec, config=model)
+    stored, weights = read_tensors(pretrained), loaded.state_dict()
+    for kind in ("query", "key", "value"):   # Longformer's start: global projections copy the local ones
+        local = f"encoder.layers.0.attention.{kind}.weight"
+        assert torch.equal(weights[local.replace(f".{kind}.", f".global_{kind}.")], stored[local])
     config = standin_task.config(tokenizers[0].path, tmp_path / "run", pretrained=str(pretrained),
                                  model_overrides={"attention": {"num_random_blocks": 1}})
     stored = read_config(pretrained).attention
