@@ -85,8 +85,9 @@ def encoder_config(config: FinetuneConfig, tokenizer: DnaTokenizer | None = None
         vocab = {} if tokenizer is None else {"vocab_size": tokenizer.vocab_size}
         return build_encoder_config(config.model, config.model_overrides, adjust=task_overrides, **vocab, **head)
     stored = read_config(config.pretrained)
+    stored_settings = stored.to_dict()
     ignored = sorted(key for key, value in config.model_overrides.items()
-                     if key != "attention" and stored.to_dict().get(key) != value)
+                     if key != "attention" and stored_settings.get(key) != value)
     if ignored:
         log.warning("%s: model_overrides %s ignored: a pretrained encoder keeps its own (only attention applies)",
                     config.pretrained, ", ".join(ignored))

@@ -37,19 +37,24 @@ def filled(config, context: RunContext, out_dir: Path | None, sources: Mapping[s
         section, _, key = name.rpartition(".")
         value = getattr(config.data if section else config, key)
         if value is None:
-            value = str(context.output(*source))
-        elif isinstance(value, list) and any(map(_reference, value)):
-            value = [str(context.output(*_reference(item))) if _reference(item) else item for item in value]
-        elif _reference(value):
-            value = str(context.output(*_reference(value)))
+            resolved = str(context.output(*source))
         else:
-            continue
-        (data if section else changes)[key] = value
+            resolved = [_resolved(item, context) for item in value] if isinstance(value, list) \
+                else _resolved(value, context)
+            if resolved == value:
+                continue
+        (data if section else changes)[key] = resolved
     if data:
         changes["data"] = dataclasses.replace(config.data, **data)
     if out_dir is not None:
         changes["train"] = dataclasses.replace(config.train, out_dir=str(out_dir))
     return dataclasses.replace(config, **changes)
+
+
+def _resolved(value, context: RunContext):
+    """`value`, or the path of the earlier stage's output it names as `<stage>:<output>`."""
+    reference = _reference(value)
+    return str(context.output(*reference)) if reference else value
 
 
 def _reference(value) -> tuple[str, str] | None:
