@@ -147,7 +147,7 @@ def test_stale_partial_file_longer_than_the_source_restarts(server, tmp_path):
 
 
 def test_corrupted_download_fails_naming_both_digests_and_keeps_it_aside(server, tmp_path):
-    bad = CONTENT[:-1] + b"\x00"
+    bad = CONTENT[:-1] + bytes([CONTENT[-1] ^ 0xFF])  # differs from CONTENT whatever its last byte
     server.files["/f.bin"] = bad
     dest = tmp_path / "dest"
     dest.mkdir()
