@@ -1,7 +1,10 @@
 """Cheap baselines printed beside every fine-tuned score: a logistic regression on k-mer counts or on the
-token count alone. When one of them scores as high as the model, the task (not the model) is easy."""
+token count alone (or, where a task asks for it, a one-hidden-layer perceptron on its features). When one of
+them scores as high as the model, the task (not the model) is easy."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,6 +33,24 @@ def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
     return counts
 
 
+MLP_HIDDEN_UNITS = 16
+
+
+class Baseline(NamedTuple):
+    """A baseline: its features of the train slots (epoch 0) and of the test examples, and the model fit on
+    them: `logistic` (`multilabel_logistic_scores`) or `mlp` (`multilabel_mlp_scores`)."""
+
+    train: np.ndarray
+    test: np.ndarray
+    model: str = "logistic"
+
+    def scores(self, train_y: np.ndarray, *, seed: int) -> np.ndarray:
+        """[N_test, K] probabilities of the baseline's model fit on the train features and `train_y` [N_train, K]."""
+        fits = {"logistic": multilabel_logistic_scores, "mlp": multilabel_mlp_scores}
+        reject(self.model not in fits, "Baseline.model", self.model, f"one of {sorted(fits)}")
+        return fits[self.model](self.train, train_y, self.test, seed=seed)
+
+
 def multilabel_logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *,
                                seed: int = 0) -> np.ndarray:
     """[N_test, K] probabilities: one standardised L2 logistic regression per label column of `train_y`
@@ -49,3 +70,26 @@ def multilabel_logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x:
         model = LogisticRegression(max_iter=2000, random_state=seed).fit(train_z, column)
         out[:, k] = model.predict_proba(test_z)[:, 1]
     return out
+
+
+def multilabel_mlp_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *,
+                          seed: int = 0) -> np.ndarray:
+    """[N_test, K] probabilities of one perceptron with a hidden layer of `MLP_HIDDEN_UNITS` ReLU units over
+    standardised features, all label columns of `train_y` ([N_train, K] 0/1) at once: a non-linear model of
+    the same features, for tasks whose label combines features (an exclusive-or) that no linear model reads."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    train_y = np.asarray(train_y).astype(int)
+    if train_y.shape[1] == 1 and train_y.min() == train_y.max():   # one class: its train prevalence
+        return np.full((len(test_x), 1), float(train_y.mean()))
+    scaler = StandardScaler().fit(train_x)
+    model = MLPClassifier(hidden_layer_sizes=(MLP_HIDDEN_UNITS,), max_iter=500, random_state=seed)
+    with warnings.catch_warnings():   # a baseline's fit may stop at max_iter; its test scores say how good it is
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(scaler.transform(train_x), train_y if train_y.shape[1] > 1 else train_y[:, 0])
+    out = model.predict_proba(scaler.transform(test_x))
+    return out if train_y.shape[1] > 1 else out[:, 1:]

@@ -11,6 +11,7 @@ import torch
 
 from dnabird.data.epochs import EpochOrder
 from dnabird.errors import ParameterError
+from dnabird.finetune.baselines import Baseline
 from dnabird.model.task_spec import TaskSpec
 
 
@@ -76,8 +77,8 @@ class TaskData:
     spec: the `TaskSpec` written as task.json (head kind, labels, eval length, window, anchor, tokenizer).
     train: the training stream (shuffled, possibly redrawn per epoch); validation, test: fixed examples.
     test_groups: cluster id of each test example for the bootstrap, or None to resample examples one by one.
-    baseline_features: baseline name -> (features of train slots at epoch 0, features of test examples),
-        each fit by a logistic regression (a token-count baseline is always added).
+    baseline_features: baseline name -> `Baseline` (features of train slots at epoch 0 and of test examples, and
+        the model fit on them; a token-count logistic regression is always added).
     summary: counts and settings of the data build, copied into report.json.
     A task whose report needs more (chromatin) subclasses it.
     """
@@ -87,5 +88,5 @@ class TaskData:
     validation: EpochExamples
     test: EpochExamples
     test_groups: np.ndarray | None = None
-    baseline_features: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    baseline_features: dict[str, Baseline] = field(default_factory=dict)
     summary: dict = field(default_factory=dict)

@@ -17,6 +17,7 @@ import torch
 from dnabird.data.tokenizer import load_tokenizer
 from dnabird.data.tokenizer_base import DnaTokenizer
 from dnabird.errors import CheckpointError, reject
+from dnabird.finetune.baselines import Baseline
 from dnabird.finetune.chance import chance_warning
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, collate
@@ -174,7 +175,7 @@ def classification_report(data: TaskData, config: FinetuneConfig, scoring: Scori
     if data.spec.problem == "binary":
         out_dir = Path(config.train.out_dir)
         train_counts, test_counts = token_count_features(data.train, data.test, scoring.pad_id)
-        baselines = {**data.baseline_features, "token count": (train_counts, test_counts)}
+        baselines = {**data.baseline_features, "token count": Baseline(train_counts, test_counts)}
         rows, row_scores = binary_rows(labels, scores, baselines, data.train.labels, groups=data.test_groups,
                                        resamples=config.bootstrap_resamples, seed=config.seed)
         plot_curves(labels, row_scores, out_dir)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dnabird.finetune.baselines import multilabel_logistic_scores
+from dnabird.finetune.baselines import Baseline
 from dnabird.finetune.data import EpochExamples
 from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals, median_auroc_intervals, multilabel_metrics
 from dnabird.train.metrics import save_png
@@ -30,14 +30,13 @@ def length_summary(lengths: np.ndarray, labels: np.ndarray, names: dict[int, str
     return out
 
 
-def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[str, tuple[np.ndarray, np.ndarray]],
+def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[str, Baseline],
                 train_labels: np.ndarray, *, groups: np.ndarray | None, resamples: int, seed: int) -> tuple[dict, dict]:
-    """Metrics with intervals of the model and of a logistic regression per baseline feature set (fit on
-    the train features); returns (table rows, each row's test scores)."""
+    """Metrics with intervals of the model and of each baseline (its model fit on its train features);
+    returns (table rows, each row's test scores)."""
     scores = {MODEL_ROW: model_scores}
-    for name, (train_x, test_x) in baselines.items():
-        scores[f"{name} baseline"] = multilabel_logistic_scores(train_x, np.asarray(train_labels)[:, None], test_x,
-                                                                seed=seed)[:, 0]
+    for name, baseline in baselines.items():
+        scores[f"{name} baseline"] = baseline.scores(np.asarray(train_labels)[:, None], seed=seed)[:, 0]
     rows = {name: {**binary_metrics(labels, values),
                    "ci95": bootstrap_intervals(labels, values, groups=groups, resamples=resamples, seed=seed)}
             for name, values in scores.items()}

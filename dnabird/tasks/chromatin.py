@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from dnabird.errors import ConfigError, DnabirdError, InputFormatError, reject, require_paths
-from dnabird.finetune.baselines import kmer_counts, multilabel_logistic_scores
+from dnabird.finetune.baselines import Baseline, kmer_counts
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData, TokenExamples
 from dnabird.finetune.report import FORWARD_ROW, MODEL_ROW, multilabel_rows, plot_group_aurocs
@@ -494,7 +494,7 @@ def build(config: ChromatinConfig, tokenizer, *, block_size: int, out_dir: str |
     write_json_atomic(out_dir / "data_summary.json", summary)
     if spec.num_outputs != len(table):
         raise ConfigError("the model's outputs must come from the label table")
-    baseline = tuple(kmer_counts(text, data.kmer) for text in baseline_text)
+    baseline = Baseline(*(kmer_counts(text, data.kmer) for text in baseline_text))
     return ChromatinTaskData(spec, train_set, validation, test_set, test_groups=clusters,
                              baseline_features={f"{data.kmer}-mer": baseline}, summary=summary,
                              test_reverse=test_reverse, report_groups=report_groups(table, apart),
@@ -518,8 +518,8 @@ def report(data: ChromatinTaskData, config: ChromatinConfig, scoring: Scoring) -
         _, reverse, _ = scoring.predict(data.test_reverse)
         row_scores = {MODEL_ROW: (scores + reverse) / 2, FORWARD_ROW: scores}
     train_labels = data.train.labels if data.baseline_labels is None else data.baseline_labels
-    for name, (train_x, test_x) in data.baseline_features.items():
-        row_scores[f"{name} baseline"] = multilabel_logistic_scores(train_x, train_labels, test_x, seed=config.seed)
+    for name, baseline in data.baseline_features.items():
+        row_scores[f"{name} baseline"] = baseline.scores(train_labels, seed=config.seed)
     rows = multilabel_rows(labels, row_scores, data.spec.labels, groups, clusters=data.test_groups,
                            resamples=config.bootstrap_resamples, seed=config.seed, masks=data.report_masks)
     plot_group_aurocs(rows[MODEL_ROW], groups, Path(config.train.out_dir) / "auroc_by_group.png")

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from dnabird.errors import DnabirdError, ParameterError, reject, require_paths
-from dnabird.finetune.baselines import kmer_counts
+from dnabird.finetune.baselines import Baseline, kmer_counts
 from dnabird.finetune.config import FinetuneConfig
 from dnabird.finetune.data import EpochExamples, TaskData
 from dnabird.finetune.task import Task
@@ -342,8 +342,8 @@ def build(config: PromoterConfig, tokenizer, *, block_size: int, out_dir: str | 
         summary.update(gc_tolerance=data.gc_tolerance, gc_tolerance_max=data.gc_tolerance_max,
                        min_tss_distance=data.min_tss_distance, negatives_by_cpg_class=by_cpg_class)
     test_groups = np.repeat(np.asarray(splits["test"].groups), 2)
-    features = {f"{data.kmer}-mer": (kmer_counts(sequences["train"], data.kmer),
-                                     kmer_counts(sequences["test"], data.kmer))}
+    features = {f"{data.kmer}-mer": Baseline(kmer_counts(sequences["train"], data.kmer),
+                                             kmer_counts(sequences["test"], data.kmer))}
     return TaskData(spec, datasets["train"], datasets["validation"], datasets["test"], test_groups=test_groups,
                     baseline_features=features, summary=summary)
 

@@ -5,8 +5,9 @@ Each document is `[CLS] tokens [SEP]` at a fixed `data.max_length`, keeping its 
 ends (`data.keep`). [CLS] attends globally: in BigBird ITC's first (global) block, and by global attention at
 position 0 added to a Longformer pattern (`encoder_overrides`, fresh model or checkpoint alike);
 `data.global_tail` makes each document's last tokens global too. Baselines beside a two-class model: a logistic
-regression on the whole document's token counts (bag of words, before truncation; ids folded into at most
-`BAG_OF_WORDS_BUCKETS` buckets) and the recipe's token-count regression.
+regression and a one-hidden-layer perceptron on the whole document's token counts (bag of words, before
+truncation; ids folded into at most `BAG_OF_WORDS_BUCKETS` buckets; the perceptron reads combinations of counts,
+such as an exclusive-or, that no linear model reads) and the recipe's token-count regression.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from dnabird.data.labelled_text import read_labelled
 from dnabird.data.text_tokenizer import TextTokenizer
 from dnabird.errors import reject, require_paths
+from dnabird.finetune.baselines import Baseline
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import TaskData, TokenExamples
 from dnabird.finetune.report import MODEL_ROW, _value
@@ -31,6 +33,8 @@ NAME = "text_classification"
 KEEP = ("head", "tail", "ends")
 SPLITS = ("train", "validation", "test")
 BAG_OF_WORDS_BUCKETS = 2048
+LINEAR_BAG_OF_WORDS = "bag of words (whole document)"
+MLP_BAG_OF_WORDS = "bag of words, perceptron (whole document)"
 
 
 @dataclass
@@ -165,8 +169,9 @@ def build(config: TextClassifyConfig, tokenizer: TextTokenizer, *, block_size: i
                                     "filling_the_input": int(full.sum())}
     baselines = {}
     if spec.problem == "binary":
-        baselines["bag of words (whole document)"] = (bag_of_words(tokenizer, texts["train"]),
-                                                      bag_of_words(tokenizer, texts["test"]))
+        words = bag_of_words(tokenizer, texts["train"]), bag_of_words(tokenizer, texts["test"])
+        baselines[LINEAR_BAG_OF_WORDS] = Baseline(*words)
+        baselines[MLP_BAG_OF_WORDS] = Baseline(*words, model="mlp")
     return TaskData(spec, examples["train"], examples["validation"], examples["test"], baseline_features=baselines,
                     summary=summary)
 

@@ -69,6 +69,27 @@ def test_a_bag_of_words_cannot_tell_which_key_is_queried():
     assert abs(bag_of_words_accuracy("whole document") - 0.5) < 0.07
 
 
+def test_a_perceptron_on_the_word_counts_reads_the_exclusive_or_of_key_and_query():
+    """What the docstring claims: the label is an exclusive-or of two count features, which the baselines'
+    one-hidden-layer perceptron reads from the whole document's counts (given enough documents)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    from dnabird.finetune.baselines import multilabel_mlp_scores
+
+    rng = np.random.default_rng(1)
+    filler = pseudo_words(300, 0)
+    train = [long_range_example(256, rng, filler) for _ in range(4000)]
+    test = [long_range_example(256, rng, filler) for _ in range(600)]
+    vectorizer = CountVectorizer(token_pattern=r"\S+").fit([e["text"] for e in train])
+
+    def counts(examples):
+        return np.log1p(vectorizer.transform([e["text"] for e in examples]).toarray())
+
+    labels = np.array([[e["label"] == "warm"] for e in train])
+    scores = multilabel_mlp_scores(counts(train), labels, counts(test), seed=0)[:, 0]
+    assert ((scores > 0.5) == np.array([e["label"] == "warm" for e in test])).mean() > 0.9
+
+
 def test_every_document_stores_one_warm_and_one_cool_value():
     rng = np.random.default_rng(3)
     filler = pseudo_words(300, 0)

@@ -105,8 +105,10 @@ def test_task_data_for_the_recipe(tokenizer, tmp_path):
                                                              tokenizer.sep_id]
     assert sorted(data.train[i]["labels"] for i in range(3)) == [0, 1, 1] and data.train.shuffle
     assert not data.validation.shuffle and data.summary["splits"]["test"]["filling_the_input"] == 1
-    train_bow, test_bow = data.baseline_features["bag of words (whole document)"]
-    assert train_bow.shape[0] == 3 and test_bow[0, word["one"]] == pytest.approx(np.log(2))  # before truncation
+    linear, perceptron = (data.baseline_features[name] for name in ("bag of words (whole document)",
+                                                                      "bag of words, perceptron (whole document)"))
+    assert linear.train.shape[0] == 3 and linear.test[0, word["one"]] == pytest.approx(np.log(2))  # before truncation
+    assert (linear.model, perceptron.model) == ("logistic", "mlp") and np.array_equal(perceptron.test, linear.test)
     with pytest.raises(ParameterError, match="block size 16"):
         build(config, tokenizer, block_size=16, out_dir=tmp_path)
 
