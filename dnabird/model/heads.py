@@ -14,7 +14,7 @@ from dnabird.errors import ParameterError, reject
 from dnabird.labels import IGNORE_INDEX
 from dnabird.model.config import EncoderConfig
 from dnabird.model.encoder import Encoder, activation, initialised
-from dnabird.model.task_spec import CLASSIFICATION_PROBLEMS, TaskSpec
+from dnabird.model.task_spec import CLASSIFICATION_PROBLEMS, REGRESSION, TaskSpec
 
 
 class MLMHead(nn.Module):
@@ -102,13 +102,15 @@ class ClassifierOutput:
 class SequenceClassifier(nn.Module):
     """Encoder + dropout + linear layer on the pooled vector (`Encoder.pool`, `config.pooling`).
 
-    problem: "binary" (one logit, BCE), "multiclass" (softmax CE) or "multilabel" (one sigmoid BCE per
-    output, e.g. 919 chromatin features; `pos_weight` up-weights positives).
+    problem: "binary" (one logit, BCE), "multiclass" (softmax CE), "multilabel" (one sigmoid BCE per
+    output, e.g. 919 chromatin features; `pos_weight` up-weights positives) or "regression" (one real output
+    per target, [B, num_outputs] even for one target; mean squared error against float targets [B, K]).
     """
 
     def __init__(self, config: EncoderConfig, num_outputs: int, *, problem: str = "binary", seed: int = 0):
         super().__init__()
-        reject(problem not in CLASSIFICATION_PROBLEMS, "problem", problem, f"one of {CLASSIFICATION_PROBLEMS}")
+        problems = (*CLASSIFICATION_PROBLEMS, REGRESSION)
+        reject(problem not in problems, "problem", problem, f"one of {problems}")
         reject(not isinstance(num_outputs, int) or num_outputs < 1 or (problem == "binary" and num_outputs != 1),
                "num_outputs", num_outputs, "1 for a binary problem, a positive integer otherwise")
         self.config, self.problem = config, problem
@@ -130,6 +132,8 @@ class SequenceClassifier(nn.Module):
             loss = None
         elif self.problem == "multiclass":
             loss = F.cross_entropy(logits.float(), labels)
+        elif self.problem == REGRESSION:
+            loss = F.mse_loss(logits.float(), labels.float().reshape(logits.shape))
         else:
             loss = F.binary_cross_entropy_with_logits(logits.float(), labels.float(), pos_weight=pos_weight)
         return ClassifierOutput(loss, logits)

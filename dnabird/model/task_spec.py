@@ -12,9 +12,11 @@ from pathlib import Path
 from dnabird.config import reject_unknown_keys
 from dnabird.errors import CheckpointError, ConfigError, ParameterError
 from dnabird.io import write_text_atomic
+from dnabird.model.targets import TargetTransform
 
 CLASSIFICATION_PROBLEMS = ("binary", "multiclass", "multilabel")
-PROBLEMS = (*CLASSIFICATION_PROBLEMS, "span")  # span: extractive QA, labels ("start", "end")
+REGRESSION = "regression"  # one real-valued output per target; `target_transform` says its scale
+PROBLEMS = (*CLASSIFICATION_PROBLEMS, REGRESSION, "span")  # span: extractive QA, labels ("start", "end")
 STRAND_RULES = ("forward", "feature", "both")
 _TSS_ANCHOR = re.compile(r"tss:-(\d+):\+(\d+)")
 
@@ -72,9 +74,10 @@ class TaskSpec:
     """What a fine-tuned checkpoint predicts and how its inputs are built.
 
     task: task name (e.g. "promoter", "chromatin").
-    problem: "binary" (one logit), "multiclass" (softmax over labels), "multilabel" (one sigmoid per label) or
-        "span" (a start and an end logit per token: extractive question answering, labels "start", "end").
-    labels: output names, one per logit (binary: the positive class).
+    problem: "binary" (one logit), "multiclass" (softmax over labels), "multilabel" (one sigmoid per label),
+        "regression" (one real output per target) or "span" (a start and an end logit per token: extractive
+        question answering, labels "start", "end").
+    labels: output names, one per logit (binary: the positive class; regression: the targets).
     label_groups: optional named groups of labels (e.g. DeepSEA's "DNase", "TF", "HM"), by label name.
     eval_length: the fixed padded token length used for evaluation and scoring.
     window_length: input window in bp (None for text tasks).
@@ -82,6 +85,8 @@ class TaskSpec:
         "centre"); a "tss" anchor fixes window_length, "centre" needs one.
     strand_rule: "forward" (always + strand), "feature" (the feature's strand) or "both" (RC-averaged).
     tokenizer_hash: sha256 (hex) of the tokenizer model the inputs were encoded with.
+    target_transform: a regression head's `TargetTransform` as a dict (None: the identity); `transform`
+        reads it, and its `inverse` brings outputs back to the user's scale.
     """
 
     task: str
@@ -93,6 +98,7 @@ class TaskSpec:
     anchor: str | None = None
     strand_rule: str = "forward"
     tokenizer_hash: str | None = None
+    target_transform: dict | None = None
 
     def __post_init__(self):
         def bad(name, expected):
@@ -130,6 +136,12 @@ class TaskSpec:
             bad("tokenizer_hash", "a 64-character lowercase hex sha256, or null")
         if not isinstance(self.label_groups, dict):
             bad("label_groups", "a mapping of group name to label names")
+        if self.target_transform is not None:
+            if self.problem != REGRESSION:
+                bad("target_transform", f"null for a {self.problem!r} problem (only regression targets have one)")
+            mean = TargetTransform.from_dict(self.target_transform).mean
+            if mean is not None and len(mean) != len(self.labels):
+                bad("target_transform", f"mean and std for each of the {len(self.labels)} target(s)")
         known = set(self.labels)
         for group, members in self.label_groups.items():
             missing = [m for m in members if m not in known]
@@ -139,6 +151,11 @@ class TaskSpec:
     @property
     def num_outputs(self) -> int:
         return len(self.labels)
+
+    @property
+    def transform(self) -> TargetTransform:
+        """A regression head's target transform (the identity for every other problem)."""
+        return TargetTransform.from_dict(self.target_transform)
 
     def window(self, position: int, strand: str = "+") -> tuple[int, int]:
         """Genomic [start, end) of the input window around `position` (see `Anchor.interval`)."""
