@@ -2,6 +2,7 @@
 training, fine-tuned from the fixture's pretrained model; the report's metrics in the user's scale equal scipy's on
 the saved model's own outputs, beside a ridge k-mer baseline and the token count."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -114,3 +115,17 @@ def test_regression_tables_show_every_metric_per_target_and_across_runs(run):
     assert "seed 1: fine-tuned model" in compared
     pearson = report["test"]["rows"]["fine-tuned model"]["pearson"]
     assert f"fine-tuned model (2 runs): pearson {pearson:.3f} ± 0.000" in compared
+
+
+def test_the_run_report_shows_any_task_stage_with_its_regression_headline(run, tmp_path):
+    from dnabird.stages.report import ReportConfig, render
+
+    out, report = run
+    stage = tmp_path / "motif_counts"
+    stage.mkdir()
+    (stage / "report.json").write_text(json.dumps(report))
+    (stage / "stage.json").write_text(json.dumps({"finished": True, "seconds": 3.0}))
+    text = render(ReportConfig(stages=["motif_counts"]), tmp_path)
+    pearson = report["test"]["rows"]["fine-tuned model"]["pearson"]
+    assert f"| motif_counts | 3 | test mean over targets: Pearson r {pearson:.3f} [" in text
+    assert "fine-tuned model: tata" in text                     # the per-target table below
