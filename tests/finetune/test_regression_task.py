@@ -117,7 +117,8 @@ def test_regression_tables_show_every_metric_per_target_and_across_runs(run):
     assert f"fine-tuned model (2 runs): pearson {pearson:.3f} ± 0.000" in compared
 
 
-def test_the_run_report_shows_any_task_stage_with_its_regression_headline(run, tmp_path):
+def test_the_run_report_and_results_page_show_any_task_stage_with_its_regression_figures(run, tmp_path):
+    from dnabird.results import report_figures
     from dnabird.stages.report import ReportConfig, render
 
     out, report = run
@@ -129,3 +130,5 @@ def test_the_run_report_shows_any_task_stage_with_its_regression_headline(run, t
     pearson = report["test"]["rows"]["fine-tuned model"]["pearson"]
     assert f"| motif_counts | 3 | test mean over targets: Pearson r {pearson:.3f} [" in text
     assert "fine-tuned model: tata" in text                     # the per-target table below
+    figures = {(f.row, f.column): f.value for f in report_figures("motif_counts", report)}
+    assert figures[("fine-tuned model", "Pearson r")] == pearson and ("4-mer baseline", "R²") in figures
