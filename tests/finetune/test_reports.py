@@ -82,3 +82,21 @@ def test_a_baseline_whose_model_does_not_fit_the_problem_is_refused():
         TaskData(spec, split, split, split, baseline_features={"k": Baseline(np.zeros((4, 2)), np.zeros((4, 2)))})
     with pytest.raises(ParameterError, match="loss.kind='bce' is invalid"):
         TaskData(spec, split, split, split, loss=LossSpec("bce"))
+
+
+def test_a_poisson_regression_is_scored_on_exp_outputs_against_the_counts(tmp_path):
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    rates = rng.gamma(2.0, 2.0, (80, 1))
+    counts = rng.poisson(rates).astype(np.float32)               # the training scale of a Poisson loss: counts
+    outputs = np.log(rates) + rng.normal(0, 0.2, rates.shape)    # the head's log-rates
+    spec = TaskSpec(task="reads", problem="regression", labels=["reads"], eval_length=16,
+                    target_transform={"log1p": False, "mean": None, "std": None, "link": "exp"})
+    features = (rng.normal(size=(80, 2)), rng.normal(size=(80, 2)))
+    rows = report_of(spec, counts, counts, outputs, (*features, "ridge"), tmp_path,
+                     loss=LossSpec("poisson"))["test"]["rows"]
+    model = rows["fine-tuned model"]
+    assert model["pearson"] == pytest.approx(stats.pearsonr(counts[:, 0], np.exp(outputs[:, 0]))[0])
+    assert model["mse"] == pytest.approx(np.mean((counts[:, 0] - np.exp(outputs[:, 0])) ** 2))
+    assert rows["feature baseline"]["pearson"] < 0.5 < model["pearson"]
