@@ -70,6 +70,7 @@ LAYERS = (
     ("dnabird.data", "dnabird.results"),
     ("dnabird.model",),
     ("dnabird.train",),        # the loop and the recipe shell around it
+    ("dnabird.inference",),    # a model run over DNA: predictor, genome windows, resumable chunks, table writers
     ("dnabird.pretraining", "dnabird.finetune"),
     ("dnabird.text", "dnabird.variants"),
     ("dnabird.tasks",),        # the task registry: genomic tasks and the text tasks, above the recipe they plug into
