@@ -43,12 +43,13 @@ from dnabird.variants.writers import (
     COLUMN_DTYPES,
     scored_kinds,
     write_hdf5,
+    write_parquet,
     write_skipped,
     write_tsv,
     write_vcf,
 )
 
-FORMATS = ("tsv", "hdf5", "vcf")
+FORMATS = ("tsv", "parquet", "hdf5", "vcf")
 CHUNK_RECORDS = 1000  # VCF records per chunk: the most work an interruption loses
 STORED = ("ref", "alt", "logit_diff")  # the arrays a chunk file keeps (the other kinds derive from them)
 BACKGROUND_CHUNK = "background.h5"  # the background's scores, kept in the partial folder
@@ -71,13 +72,16 @@ class OutputPaths(PartialRun):
 
 
 def output_format(path: str | os.PathLike, given: str | None = None) -> str:
-    """`given`, else from the file name: .h5/.hdf5 → hdf5, .vcf/.vcf.gz → vcf, anything else → tsv."""
+    """`given`, else from the file name: .h5/.hdf5 → hdf5, .parquet → parquet, .vcf/.vcf.gz → vcf, anything
+    else → tsv."""
     if given:
         reject(given not in FORMATS, "format", given, f"one of {FORMATS}")
         return given
     name = str(path).lower()
     if name.endswith((".h5", ".hdf5")):
         return "hdf5"
+    if name.endswith(".parquet"):
+        return "parquet"
     return "vcf" if name.endswith((".vcf", ".vcf.gz", ".vcf.bgz")) else "tsv"
 
 
@@ -88,7 +92,7 @@ def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike 
                             batch_size: int = 16, device: str = "auto", **settings) -> dict:
     """Score every ALT allele of the VCF `vcf` with the checkpoint directory `model` on the FASTA `genome`
     (as `score_variants`, whose keyword arguments `settings` takes: method, rc, window_bp, eval_length,
-    flank_bp, on_ref_mismatch) and write `out` in `format` ("tsv", "hdf5" or "vcf"; default from the name,
+    flank_bp, on_ref_mismatch) and write `out` in `format` ("tsv", "parquet", "hdf5" or "vcf"; default from the name,
     `output_format`), `out`.unscored.tsv and `out`.json, resuming a partial run of the same settings
     (module docstring). background: N > 0 scores N background SNVs drawn with `background_seed`, writes
     them to `out`.background.tsv and adds each score's quantile among theirs to every output
@@ -197,7 +201,7 @@ def _write_outputs(paths: OutputPaths, kind: str, vcf, chunks: int, background: 
         found = {k for path in files for k in _chunk_attribute(path, "kinds")}
         write_vcf(scores(), paths.out, vcf, [k for k in SCORE_KINDS if k in found])
     else:
-        {"tsv": write_tsv, "hdf5": write_hdf5}[kind](scores(), paths.out)
+        {"tsv": write_tsv, "parquet": write_parquet, "hdf5": write_hdf5}[kind](scores(), paths.out)
     write_skipped((_read_chunk(path) for path in files), paths.unscored)
     summary = _summed([_chunk_attribute(path, "summary") for path in files])
     record = {"settings": _chunk_attribute(files[0], "settings"), "summary": summary}

@@ -1,5 +1,5 @@
-"""Writers of `VariantScores`, one per format, each atomic (`dnabird.inference.tables`): TSV (the long
-table), HDF5 (arrays [n_windows, n_outputs] per score kind) and an annotated copy of the input
+"""Writers of `VariantScores`, one per format, each atomic (`dnabird.inference.tables`): TSV and parquet
+(the long table), HDF5 (arrays [n_windows, n_outputs] per score kind) and an annotated copy of the input
 VCF; plus the side table of unscored alleles. Each writes a sequence of chunks (parts holding whole
 records, in input order) one at a time, so memory stays flat in the number of records
 (`dnabird.variants.resume`); one `VariantScores` is a sequence of one.
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pysam
 
-from dnabird.inference.tables import append_rows, hdf5_output, string_dataset, write_tsv_tables
+from dnabird.inference.tables import append_rows, hdf5_output, string_dataset, write_parquet_tables, write_tsv_tables
 from dnabird.io import atomic_output
 from dnabird.variants.records import check_vcf_path, vcf_lines
 from dnabird.variants.scores import CALIBRATED_KINDS, SCORE_KINDS, VariantScores
@@ -48,6 +48,11 @@ _DESCRIPTIONS = {"ref": "REF score", "alt": "ALT score", "diff": "ALT - REF scor
 def write_tsv(scores: VariantScores | Iterable[VariantScores], path: str | os.PathLike) -> None:
     """The long table, tab-separated, missing values as NA (the header from the first chunk)."""
     write_tsv_tables((chunk.table() for chunk in _chunks(scores)), path, na_rep="NA")
+
+
+def write_parquet(scores: VariantScores | Iterable[VariantScores], path: str | os.PathLike) -> None:
+    """The long table as parquet, missing values null (its types from the first chunk)."""
+    write_parquet_tables((chunk.table() for chunk in _chunks(scores)), path)
 
 
 def write_skipped(scores: VariantScores | Iterable[VariantScores], path: str | os.PathLike) -> None:
