@@ -2,7 +2,8 @@
 
 A run writing `OUT` keeps its work in `OUT.partial/`: `run.json`, the run's fingerprint (plain JSON: its
 settings and `input_fingerprints` of its files), then one file per chunk (`chunk_000000.h5` …), each
-written atomically, so a chunk is on disk complete or not at all. `PartialRun.resume_point` opens that
+written atomically, so a chunk is on disk complete or not at all (`save_frames` / `load_frames` keep tables
+in one exactly). `PartialRun.resume_point` opens that
 folder: it starts one, or finds the complete chunks of a run with the same fingerprint; a fingerprint that
 differs is refused naming what differs (`restart` discards it instead). Once the outputs are written from
 the chunk files, `PartialRun.remove` deletes the folder. Under torchrun rank 0 opens the folder and every
@@ -18,10 +19,13 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import h5py
+import numpy as np
+import pandas as pd
 import torch
 
 from dnabird.errors import OutputPathError
-from dnabird.io import file_fingerprint, write_json_atomic
+from dnabird.io import atomic_output, file_fingerprint, write_json_atomic
 from dnabird.train import distributed
 
 _PARTIAL_FILE = re.compile(r"run\.json|chunk_\d{6,}\.h5|\..+\.tmp")
@@ -113,3 +117,32 @@ def differences(recorded, current, at: str = "") -> list[str]:
         return [] if recorded == current else [at or "fingerprint"]
     return [name for key in sorted(set(recorded) | set(current))
             for name in differences(recorded.get(key), current.get(key), f"{at}.{key}" if at else key)]
+
+
+def save_frames(path: str | os.PathLike, frames: dict[str, pd.DataFrame], **attributes) -> None:
+    """Tables (numbers, flags and strings; every column of one type) and JSON `attributes` in one HDF5 file,
+    written atomically; `load_frames` reads them back exactly (float64 stays float64)."""
+    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
+        for key, value in attributes.items():
+            out.attrs[key] = json.dumps(value)
+        for name, frame in frames.items():
+            group = out.create_group(name)
+            group.attrs["columns"] = json.dumps([str(c) for c in frame.columns])
+            for n, column in enumerate(frame.columns):
+                values = frame[column].to_numpy()
+                if values.dtype == object:
+                    group.create_dataset(str(n), data=values.astype(str).astype(object), dtype=h5py.string_dtype())
+                else:
+                    group.create_dataset(str(n), data=values)
+
+
+def load_frames(path: str | os.PathLike) -> tuple[dict[str, pd.DataFrame], dict]:
+    """The tables and attributes `save_frames` wrote."""
+    with h5py.File(path, "r") as stored:
+        frames = {}
+        for name, group in stored.items():
+            columns = json.loads(group.attrs["columns"])
+            data = {c: (group[str(n)].asstr()[:].astype(object) if h5py.check_string_dtype(group[str(n)].dtype)
+                        else np.asarray(group[str(n)][:])) for n, c in enumerate(columns)}
+            frames[name] = pd.DataFrame(data, columns=columns)
+        return frames, {key: json.loads(value) for key, value in stored.attrs.items()}
