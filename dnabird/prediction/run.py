@@ -79,12 +79,14 @@ def resolve_setup(predictor: Predictor, kind: str, step: int | None = None, stra
         reject(step is not None, "step", step, "None unless tiling")
     rule = "feature" if anchor is not None and anchor.kind == "tss" else task.strand_rule
     strands = {"both": "both", "forward": "+", "feature": "feature"}[rule]
-    if strands == "feature" and kind != "regions":  # sequences read as given; tiles on the strand asked for
+    if strands == "feature" and kind == "tiles":  # a strand-specific head tiles the strand asked for
         strands = strand or "+"
         reject(strands not in ("+", "-"), "strand", strand, "'+' or '-'")
     else:
         reads = {"both": "both strands", "forward": "the + strand", "feature": "each region on its strand"}[rule]
-        reject(strand is not None, "strand", strand, f"None: this head reads {reads} (task.json)")
+        reject(strand is not None, "strand", strand, "None: sequences are read as given" if kind == "sequences"
+               else f"None: this head reads {reads} (task.json)")
+        strands = "+" if kind == "sequences" and strands == "feature" else strands  # as given
     names = set(ROW_COLUMNS[kind])
     clash = [label for label in task.labels if label in names]
     reject(bool(clash), "model", predictor.source, f"output names other than the row columns {clash}")
