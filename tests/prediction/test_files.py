@@ -101,3 +101,21 @@ def test_an_output_path_equal_to_an_input_is_refused(embedded_default, tmp_path,
                  "--genome", str(embedded_default.fasta), "--out", str(embedded_default.fasta)]) == 1
     assert "overwrite an input" in capsys.readouterr().err
     assert regions.read_text() == "chrom\tstart\tend\nchr1\t100000\t100100\n"
+
+
+@pytest.mark.slow
+def test_two_processes_predict_disjoint_tiles_and_merge_in_input_order(embedded_default, tmp_path):
+    from dnabird.prediction import predict
+
+    head, span = embedded_default.chromatin / "model", "chrM:12001-16571"
+    single = predict(head, tiles=[span], genome=embedded_default.fasta, step=400, device="cpu", progress=False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "dnabird",
+           "-q", "predict", "--model", str(head), "--tiles", "--region", span, "--step", "400", "--genome",
+           str(embedded_default.fasta), "--out", str(tmp_path / "t.tsv"), "--device", "cpu", "--chunk-rows", "3"]
+    result = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-3000:]
+    merged = pd.read_csv(tmp_path / "t.tsv", sep="\t")
+    assert merged["start"].tolist() == single.rows["start"].tolist() and len(merged) == 10
+    np.testing.assert_allclose(merged[list(single.outputs)].to_numpy(), single.values, rtol=0, atol=1e-5)
+    assert (tmp_path / "t.tsv.tracks").is_dir() and not (tmp_path / "t.tsv.partial").exists()
