@@ -14,9 +14,8 @@ HOW_TO_CHANGE = "build a new config with dataclasses.replace or build_encoder_co
 
 
 class _ReadOnly:
-    """What a read-only dict and list share: the setting's name, the error, hashing, copying, pickling."""
+    """What a read-only dict and list share: the setting's name, the error, copying, pickling."""
 
-    __slots__ = ()
     name = "this setting"
 
     def _refuse(self, *args, **kwargs):
