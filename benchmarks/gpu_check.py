@@ -56,10 +56,10 @@ BF16_PEAK_TFLOPS = (("H200 NVL", 835), ("H200", 989), ("H100 NVL", 835), ("H100 
 # the slow test's 256-token text_longdoc (tests/text/test_pipelines.py), the sparse models only
 LONGDOC = ROOT / "pipelines" / "text_longdoc.yaml"
 LONGDOC_MODELS = {"bigbird_itc": "bigbird_itc_ends", "longformer": "longformer_ends"}  # stage 2 -> its stage 1
-LONGDOC_256 = ["text_data.long_range.length=256", "text_classify.base.data.max_length=256",
+LONGDOC_256 = ["text_data.long_range.length=256", "compare.base.data.max_length=256",
                "text_data.long_range.validation=100", "text_data.long_range.test=300",
-               "text_classify.models.bigbird_itc.train.max_steps=50",
-               "text_classify.models.longformer.train.max_steps=50"]
+               "compare.runs.bigbird_itc.train.max_steps=50",
+               "compare.runs.longformer.train.max_steps=50"]
 
 
 @dataclass(frozen=True)
@@ -89,13 +89,13 @@ SMOKE = Sizes(length=256, heads=2, head_dim=16, block=16, reps=2, preset="tiny",
               gena=(("hidden_size", 64), ("num_hidden_layers", 2), ("num_attention_heads", 4),
                     ("intermediate_size", 128), ("max_position_embeddings", 256), ("block_size", 16)),
               gena_batch=2, gena_reps=1, variants=4, variant_batch=4, seeds=(0,),
-              longdoc=("text_data.long_range.length=256", "text_classify.base.data.max_length=256",
+              longdoc=("text_data.long_range.length=256", "compare.base.data.max_length=256",
                        "text_data.long_range.train=32", "text_data.long_range.validation=8",
-                       "text_data.long_range.test=8", "text_classify.base.train.max_steps=2",
-                       "text_classify.base.train.global_batch_size=4", "text_classify.base.train.micro_batch_size=4",
-                       "text_classify.base.train.warmup_steps=1", "text_classify.base.train.eval_every=1",
-                       "text_classify.base.train.checkpoint_every=2",
-                       *(f"text_classify.models.{m}.train.max_steps=2" for m in
+                       "text_data.long_range.test=8", "compare.base.train.max_steps=2",
+                       "compare.base.train.global_batch_size=4", "compare.base.train.micro_batch_size=4",
+                       "compare.base.train.warmup_steps=1", "compare.base.train.eval_every=1",
+                       "compare.base.train.checkpoint_every=2",
+                       *(f"compare.runs.{m}.train.max_steps=2" for m in
                          ("bigbird_itc_ends", "bigbird_itc", "longformer_ends", "longformer"))))
 
 
@@ -396,15 +396,15 @@ def longdoc_seed(job: dict) -> dict:
     torch.set_num_threads(job["threads"])
     out = Path(job["out_dir"])
     out.mkdir(parents=True, exist_ok=True)
-    overrides = [f"out_dir={out}", f"text_classify.seed={job['seed']}", "text_classify.base.train.precision=bf16",
-                 "text_classify.base.train.progress=false", *job["overrides"]]
+    overrides = [f"out_dir={out}", f"compare.seed={job['seed']}", "compare.base.train.precision=bf16",
+                 "compare.base.train.progress=false", *job["overrides"]]
     data = apply_overrides(read_yaml(LONGDOC), overrides, str(LONGDOC))
-    models = data["text_classify"]["models"]
-    data["text_classify"]["models"] = {name: models[name] for name in models
-                                       if name in LONGDOC_MODELS or name in LONGDOC_MODELS.values()}
+    runs = data["compare"]["runs"]
+    data["compare"]["runs"] = {name: runs[name] for name in runs
+                               if name in LONGDOC_MODELS or name in LONGDOC_MODELS.values()}
     with open(out / "log.txt", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         run_pipeline(build_pipeline(data, LONGDOC))
-    results = json.loads((out / "text_classify" / "results.json").read_text())
+    results = json.loads((out / "compare" / "results.json").read_text())
 
     def validation(name):
         return results[name]["report"]["selection"]["validation"]["accuracy"]

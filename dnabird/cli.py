@@ -17,8 +17,8 @@ from dnabird.errors import DnabirdError, Interrupted
 from dnabird.progress import set_quiet
 
 COMMAND_MODULES = tuple(f"dnabird.commands.{name}" for name in (  # in workflow order, as `dnabird --help` lists them
-    "fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "finetune", "score", "benchmark_variants", "ism",
-    "embed", "text", "run", "report", "import_hf", "info"))
+    "fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "finetune", "predict", "score",
+    "benchmark_variants", "ism", "embed", "text", "run", "report", "import_hf", "info"))
 
 
 def build_parser() -> argparse.ArgumentParser:

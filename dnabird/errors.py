@@ -84,6 +84,16 @@ class UnscorableVariantError(DnabirdError, ValueError):
         super().__init__(f"{reason}: {detail}" if detail else reason)
 
 
+class UnpredictableError(DnabirdError, ValueError):
+    """An input of `predict` cannot be predicted (an unknown chromosome, a region off its contig, a window
+    longer than the model's eval_length …); the run lists `reason` (a fixed category) and `detail` beside its
+    outputs and goes on."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        self.reason, self.detail = reason, detail
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+
+
 class ChecksumError(DnabirdError):
     """A downloaded or cached file does not match its recorded digest."""
 

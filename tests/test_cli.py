@@ -9,8 +9,8 @@ import torch
 from dnabird.cli import main
 from dnabird.errors import InputFormatError, ParameterError
 
-WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "finetune", "score", "benchmark-variants",
-            "ism", "embed", "text", "run", "report", "import-hf", "info"]
+WORKFLOW = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "evaluate", "finetune", "predict", "score",
+            "benchmark-variants", "ism", "embed", "text", "run", "report", "import-hf", "info"]
 
 
 def test_help_lists_every_command_in_workflow_order(capsys):

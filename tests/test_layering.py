@@ -71,16 +71,18 @@ LAYERS = (
     ("dnabird.data", "dnabird.results"),
     ("dnabird.model",),
     ("dnabird.train",),        # the loop and the recipe shell around it
+    ("dnabird.inference",),    # a model run over DNA: predictor, genome windows, resumable chunks, table writers
     ("dnabird.pretraining", "dnabird.finetune"),
-    ("dnabird.text", "dnabird.variants"),
+    ("dnabird.text", "dnabird.variants", "dnabird.prediction"),
     ("dnabird.tasks",),        # the task registry: genomic tasks and the text tasks, above the recipe they plug into
     ("dnabird.stages",),
     ("dnabird.commands",),
     ("dnabird.cli",),
     ("dnabird.__main__",),
 )
-# upward imports allowed by name: the root's `__getattr__` re-exports `dnabird.score_variants` and `Variant`
-FACADE = {("dnabird", "dnabird.variants")}
+# upward imports allowed by name: the root's `__getattr__` re-exports `dnabird.score_variants`, `Variant`,
+# `dnabird.predict` and `predict_to_files`
+FACADE = {("dnabird", "dnabird.variants"), ("dnabird", "dnabird.prediction")}
 
 
 def package_of(module: str, root: Path) -> str | None:

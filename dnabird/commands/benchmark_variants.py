@@ -30,7 +30,7 @@ def register(subparsers) -> None:
                                                        "head)")
     parser.add_argument("--genome", required=True, help="reference FASTA (plain or bgzip)")
     parser.add_argument("--labels", required=True,
-                        help="labels table: .tsv, .csv or .parquet (needs pyarrow) with columns chrom, pos (1-based), "
+                        help="labels table: .tsv, .csv or .parquet with columns chrom, pos (1-based), "
                              "ref, alt, label (1/0, true/false, pathogenic/benign, positive/negative)")
     parser.add_argument("--out", default="benchmark", help="output folder (default: benchmark)")
     parser.add_argument("--methods", nargs="+", choices=("head", "mlm_llr", "llr_per_bp", "embed_dist"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dnabird.commands import add_command, options
 
-FORMATS = ("tsv", "hdf5", "vcf")
+FORMATS = ("tsv", "parquet", "hdf5", "vcf")
 MODEL_OPTIONS = ("method", "rc", "window_bp", "eval_length", "flank_bp", "batch_size", "device")  # of add_model_options
 PASS_OPTIONS = ("variants_per_pass", "pass_spacing_bp", "precision")
 
@@ -75,7 +75,7 @@ def register(subparsers) -> None:
     parser.add_argument("--vcf", required=True, help="variants (VCF, plain or bgzip)")
     parser.add_argument("--out", required=True, help="output file; also writes OUT.unscored.tsv and OUT.json")
     parser.add_argument("--format", choices=FORMATS,
-                        help="tsv (long table), hdf5 (arrays) or vcf (the input with INFO added); "
+                        help="tsv or parquet (long table), hdf5 (arrays) or vcf (the input with INFO added); "
                              "default from the file name, else tsv")
     parser.add_argument("--tss", help="TSS BED (stranded), for TSS-anchored heads")
     parser.add_argument("--bp-per-token", type=float,

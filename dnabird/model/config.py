@@ -14,6 +14,7 @@ from dnabird.attention.linear import LinearKernel
 from dnabird.config import build_config
 from dnabird.errors import ConfigError, ParameterError, check_positive_ints, reject
 from dnabird.io import write_text_atomic
+from dnabird.model.readonly import read_only, writable
 
 ACTIVATIONS = ("gelu", "gelu_new")
 ITC_DEFAULT = {"type": "bigbird_itc", "block_size": 64, "window_blocks": 3, "num_random_blocks": 3,
@@ -26,6 +27,7 @@ CENTRE_POOLINGS = ("centre", "centre_max")  # the poolings that read `pool_token
 # the [CLS] state itself, and the mean over the real tokens without [CLS] and [SEP]
 STATE_POOLINGS = ("cls_state", "mean_sequence")
 POOLER_ACTIVATIONS = ("tanh", *ACTIVATIONS)
+NESTED_SETTINGS = ("attention", "layer_attention", "spe")  # the fields made read-only (`read_only`)
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,10 @@ class EncoderConfig:
     seeds), then compatibility, the quirks that reproduce imported layouts (BERT, Hugging Face BigBird,
     RoBERTa/Longformer, Pegasus); their defaults are BERT/BigBird's. The groups are sections of one flat
     record, not nested records, so that checkpoints' config.json, `model_overrides` keys and
-    `key.sub=value` overrides name every field as they always have. Frozen: an `Encoder` builds its attention
-    patterns once from it; change a copy (`dataclasses.replace`) and build another model.
+    `key.sub=value` overrides name every field as they always have. Frozen, nested settings included
+    (`attention`, `layer_attention` and `spe` are read-only dicts and lists, `dnabird.model.readonly`: a change
+    raises a `TypeError` naming the field): an `Encoder` builds its attention patterns once from it; change a
+    copy (`dataclasses.replace`, `build_encoder_config`) and build another model.
 
     Architecture:
     vocab_size: tokens in the vocabulary (specials included).
@@ -131,6 +135,8 @@ class EncoderConfig:
     pooler_activation: str = "tanh"
 
     def __post_init__(self):
+        for name in NESTED_SETTINGS:
+            object.__setattr__(self, name, read_only(getattr(self, name), f"EncoderConfig.{name}"))
         check_positive_ints(self, ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
                                    "max_positions", "type_vocab_size"))
         reject(self.hidden_size % self.num_heads, "hidden_size", self.hidden_size,
@@ -230,7 +236,8 @@ class EncoderConfig:
 
     # --- serialisation -------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """Every field as plain, mutable data (dicts and lists; what config.json and YAML hold)."""
+        return writable(dataclasses.asdict(self))
 
     @classmethod
     def from_dict(cls, data: dict, *, source: str = "config") -> EncoderConfig:

@@ -8,9 +8,11 @@ a run with `init_from: <an earlier run>` starts from that run's fine-tuned weigh
 `results.txt` (`Task.table`; docs/configuration.md). A run's mappings merge over `base` as written: a key the
 base leaves out takes its dataclass default (`train: {lr: ...}` alone is a default `TrainConfig` with that lr).
 
-`stage(name)` makes the stage `compare` or one of its aliases, `ALIASES`: the same stage with the task fixed and
-the section laid out as older pipelines write it: "flat" (`promoter_compare`: the task's keys beside `runs`)
-or "models" (`text_classify`: `base` and `models`, by default one model named `model`).
+`stage(name)` makes the stage `compare` or one of its aliases, `ALIASES`: the same stage with the task fixed, in
+its own folder and at its own place in the run order, so that one pipeline can hold several comparisons. An
+alias reads `compare`'s layout (`task` may be left out) and, as older pipelines write it, "flat"
+(`promoter_compare`: the task's keys beside `runs`) or "models" (`text_classify`: `base` and `models`, by
+default one model named `model`). The shipped pipelines use `compare` in its own layout.
 """
 
 from __future__ import annotations
@@ -105,9 +107,9 @@ def _run(config: CompareConfig, context: RunContext, stage_dir: Path) -> dict[st
 
 def _laid_out(section: Mapping, task: str, layout: str, where: str) -> tuple[dict, str]:
     """(a `CompareConfig` mapping, the key its runs are listed under) of a section laid out as `layout`; a
-    section already in `CompareConfig`'s keys (a resolved config.yaml) is taken as it is."""
+    section in `CompareConfig`'s keys (with `task` or `base`; a resolved config.yaml) is taken as it is."""
     section = dict(section)
-    if layout == "flat" and "base" not in section:   # the base: the task's whole config, its defaults filled
+    if layout == "flat" and not {"task", "base"} & set(section):   # the base: the task's whole config, filled
         runs = {"runs": section.pop("runs")} if "runs" in section else {}
         base = dataclasses.asdict(build_config(registered(task).config, section, where))
         return {"task": task, "base": base, **runs, "seed": base.pop("seed")}, "runs"

@@ -1,6 +1,6 @@
 """`benchmark_variants`: does a model separate the positives of a labelled variant set from its negatives?
 
-A labels table (TSV, CSV, or parquet with pyarrow installed; TraitGym's and ClinVar-derived sets' layout:
+A labels table (TSV, CSV or parquet; TraitGym's and ClinVar-derived sets' layout:
 chrom, 1-based pos, ref, alt, label, and optionally a match column such as TraitGym's `match_group`) is
 scored with every method the model supports, through `score_variants` and `embedding_distances`:
 
@@ -48,11 +48,12 @@ def _read_table(path: Path) -> tuple[pd.DataFrame, bool]:
     if not path.is_file():
         raise InputFormatError("labels table not found", path=path)
     if path.suffix.lower() in PARQUET:
+        import pyarrow
+
         try:
-            table = pd.read_parquet(path)
-        except ImportError:
-            raise InputFormatError("reading parquet needs pyarrow (`pip install pyarrow`), or save the table as "
-                                   "TSV or CSV", path=path) from None
+            table = pd.read_parquet(path, engine="pyarrow")
+        except (pyarrow.ArrowException, OSError) as err:
+            raise InputFormatError(f"not a readable parquet table ({err})", path=path) from None
         return table.astype(str).where(table.notna(), ""), False
     separator = "," if path.suffix.lower() == ".csv" or path.name.lower().endswith(".csv.gz") else "\t"
     try:

@@ -14,12 +14,12 @@ import numpy as np
 from dnabird.errors import InputFormatError, ParameterError, reject
 from dnabird.genome.bed import read_bed
 from dnabird.genome.reference import Genome
+from dnabird.inference.predictor import Predictor
 from dnabird.io import check_outputs
 from dnabird.model.config import POOLINGS as HEAD_POOLINGS
 from dnabird.model.config import STATE_POOLINGS
 from dnabird.model.task_spec import Anchor
 from dnabird.progress import progress_bar
-from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Variant, read_alleles
 from dnabird.variants.score import Setup, allele_windows, encode, recorded_settings, resolve_setup, score_windows
 from dnabird.variants.scores import VariantScores
@@ -61,7 +61,7 @@ def embed(model, source: str | os.PathLike | Genome | Sequence[str], regions=Non
         vectors.append(predictor.pooled(rows, eval_length, pooling, names[first:first + batch_size]).numpy())
     result = np.concatenate(vectors) if vectors else np.zeros((0, predictor.model.config.hidden_size), np.float32)
     if out is not None:
-        from dnabird.variants.writers import hdf5_output, string_dataset
+        from dnabird.inference.tables import hdf5_output, string_dataset
 
         settings = {"pooling": pooling, "eval_length": eval_length, "tokenizer_hash": predictor.tokenizer.hash}
         with hdf5_output(out, settings) as handle:

@@ -9,39 +9,21 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 
 import numpy as np
 
-from dnabird.errors import ParameterError, UnscorableVariantError, reject
+from dnabird.errors import UnscorableVariantError, reject
 from dnabird.genome.reference import Genome
+from dnabird.inference.predictor import Predictor
+from dnabird.inference.windows import parse_region
 from dnabird.progress import progress_bar
 from dnabird.train.metrics import save_png
-from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant
 from dnabird.variants.score import METHOD_SCORERS, ScoredWindow, resolve_setup, score_windows
 from dnabird.variants.scores import VariantScores
 from dnabird.variants.windows import anchored_windows
 
 BASES = "ACGT"
-_REGION = re.compile(r"(?P<chrom>[^:\s]+):(?P<start>[\d,]+)-(?P<end>[\d,]+)")
-
-
-def parse_region(region: str | tuple[str, int, int]) -> tuple[str, int, int]:
-    """(chrom, start, end), 0-based half-open, from a tuple of those or a samtools string "chr1:1001-1100"
-    (1-based, inclusive)."""
-    if isinstance(region, str):
-        match = _REGION.fullmatch(region.strip())
-        if match is None:
-            raise ParameterError("region", region, "'CHROM:START-END' (1-based, inclusive), e.g. 'chr1:1001-1100'")
-        chrom, start, end = match["chrom"], int(match["start"].replace(",", "")) - 1, int(match["end"].replace(",", ""))
-    else:
-        chrom, start, end = region
-    reject(not isinstance(start, int) or not isinstance(end, int) or start < 0 or end <= start, "region", region,
-           "a non-empty region with 0 <= start < end")
-    return chrom, start, end
-
-
 @dataclasses.dataclass
 class Mutagenesis:
     """The scores of every SNV of `sequence` = genome[start:end) of `chrom` (`scores`, one row per SNV in
@@ -69,7 +51,7 @@ class Mutagenesis:
     def to_hdf5(self, path: str | os.PathLike) -> None:
         """/diff, /logit_diff … [positions, 4, outputs], /outputs, /sequence; chrom, start, end, bases and
         settings as attributes."""
-        from dnabird.variants.writers import hdf5_output, string_dataset
+        from dnabird.inference.tables import hdf5_output, string_dataset
 
         with hdf5_output(path, self.scores.settings) as out:
             for kind in ("ref", "alt", "diff", "logit_diff"):

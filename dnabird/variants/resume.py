@@ -12,15 +12,14 @@ the outputs are byte-identical to an uninterrupted run's. A fingerprint that dif
 what differs (`restart=True` discards the partial run). With `background=N` the background
 (`dnabird.variants.background`) is scored first and saved (`background.h5`), so a resumed run reuses it;
 every chunk is calibrated against it when the outputs are written. Under torchrun every rank scores its
-records of each chunk (`Scoring.mine`) and rank 0 writes.
+records of each chunk (`Scoring.mine`) and rank 0 writes. The partial folder, its fingerprint check and
+resume point are `dnabird.inference.chunks`'; the chunk files and outputs, this module's.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 from collections import Counter
 from dataclasses import dataclass
 from itertools import groupby
@@ -29,59 +28,60 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pandas as pd
-import torch
 
-from dnabird.errors import OutputPathError, check_int, reject
+from dnabird.errors import check_int, reject
 from dnabird.genome.reference import Genome
-from dnabird.io import atomic_output, file_fingerprint, write_json_atomic
+from dnabird.inference.chunks import PartialRun, input_fingerprints
+from dnabird.io import atomic_output, write_json_atomic
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
 from dnabird.variants.background import check_background, score_background_with
 from dnabird.variants.records import check_vcf_path, read_alleles
 from dnabird.variants.score import Scoring, prepare_scoring
 from dnabird.variants.scores import SCORE_KINDS, SKIPPED_COLUMNS, UNIT_COLUMNS, VariantScores
-from dnabird.variants.writers import COLUMN_DTYPES, scored_kinds, write_hdf5, write_skipped, write_tsv, write_vcf
+from dnabird.variants.writers import (
+    COLUMN_DTYPES,
+    scored_kinds,
+    write_hdf5,
+    write_parquet,
+    write_skipped,
+    write_tsv,
+    write_vcf,
+)
 
-FORMATS = ("tsv", "hdf5", "vcf")
+FORMATS = ("tsv", "parquet", "hdf5", "vcf")
 CHUNK_RECORDS = 1000  # VCF records per chunk: the most work an interruption loses
 STORED = ("ref", "alt", "logit_diff")  # the arrays a chunk file keeps (the other kinds derive from them)
-_PARTIAL_FILE = re.compile(r"run\.json|background\.h5|chunk_\d{6,}\.h5|\..+\.tmp")
+BACKGROUND_CHUNK = "background.h5"  # the background's scores, kept in the partial folder
 
 
 @dataclass(frozen=True)
-class OutputPaths:
-    """The files a run writes beside its output `out`, and the folder of its partial run."""
+class OutputPaths(PartialRun):
+    """The files a run writes beside its output `out`, and the folder of its partial run (which keeps the
+    background's scores)."""
 
-    out: Path
+    kept: tuple[str, ...] = (BACKGROUND_CHUNK,)
 
     @property
     def unscored(self) -> Path:
-        return self.out.with_name(self.out.name + ".unscored.tsv")
-
-    @property
-    def record(self) -> Path:
-        return self.out.with_name(self.out.name + ".json")
+        return self.beside(".unscored.tsv")
 
     @property
     def background(self) -> Path:
-        return self.out.with_name(self.out.name + ".background.tsv")
-
-    @property
-    def partial(self) -> Path:
-        return self.out.with_name(self.out.name + ".partial")
-
-    def chunk(self, number: int) -> Path:
-        return self.partial / f"chunk_{number:06d}.h5"
+        return self.beside(".background.tsv")
 
 
 def output_format(path: str | os.PathLike, given: str | None = None) -> str:
-    """`given`, else from the file name: .h5/.hdf5 → hdf5, .vcf/.vcf.gz → vcf, anything else → tsv."""
+    """`given`, else from the file name: .h5/.hdf5 → hdf5, .parquet → parquet, .vcf/.vcf.gz → vcf, anything
+    else → tsv."""
     if given:
         reject(given not in FORMATS, "format", given, f"one of {FORMATS}")
         return given
     name = str(path).lower()
     if name.endswith((".h5", ".hdf5")):
         return "hdf5"
+    if name.endswith(".parquet"):
+        return "parquet"
     return "vcf" if name.endswith((".vcf", ".vcf.gz", ".vcf.bgz")) else "tsv"
 
 
@@ -92,7 +92,7 @@ def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike 
                             batch_size: int = 16, device: str = "auto", **settings) -> dict:
     """Score every ALT allele of the VCF `vcf` with the checkpoint directory `model` on the FASTA `genome`
     (as `score_variants`, whose keyword arguments `settings` takes: method, rc, window_bp, eval_length,
-    flank_bp, on_ref_mismatch) and write `out` in `format` ("tsv", "hdf5" or "vcf"; default from the name,
+    flank_bp, on_ref_mismatch) and write `out` in `format` ("tsv", "parquet", "hdf5" or "vcf"; default from the name,
     `output_format`), `out`.unscored.tsv and `out`.json, resuming a partial run of the same settings
     (module docstring). background: N > 0 scores N background SNVs drawn with `background_seed`, writes
     them to `out`.background.tsv and adds each score's quantile among theirs to every output
@@ -110,11 +110,12 @@ def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike 
     ctx = scoring.ctx
     check_background(scoring, background)
     identity = _fingerprint(scoring, model, vcf, tss, chunk_records, background, background_seed)
-    done, has_background = _resume_point(paths, identity, restart, ctx)
+    done, kept = paths.resume_point(identity, restart, ctx)
+    has_background = BACKGROUND_CHUNK in kept
     if background and not has_background:
         scores = score_background_with(scoring, background, background_seed, progress)
         if ctx.is_main:
-            _write_chunk(scores, paths.partial / "background.h5")
+            _write_chunk(scores, paths.partial / BACKGROUND_CHUNK)
     chunks = done
     with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
         for number, alleles in _record_chunks(read_alleles(vcf), chunk_records, done):
@@ -125,24 +126,6 @@ def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike 
     record = _write_outputs(paths, kind, vcf, chunks, background, background_seed) if ctx.is_main else None
     distributed.teardown(ctx)
     return record
-
-
-def _resume_point(paths: OutputPaths, identity: dict, restart: bool, ctx: distributed.Context) -> tuple[int, bool]:
-    """`_open_partial` on rank 0, its answer (or its refusal, raised on every rank) shared with every rank."""
-    done, has_background, problem = 0, False, None
-    if ctx.is_main:
-        try:
-            done, has_background = _open_partial(paths, identity, restart)
-        except OutputPathError as err:
-            problem = str(err)
-    if ctx.distributed:
-        shared = [done, has_background, problem]
-        torch.distributed.broadcast_object_list(shared, src=0)
-        done, has_background, problem = shared
-    if problem is not None:
-        distributed.teardown(ctx)
-        raise OutputPathError(problem)
-    return done, has_background
 
 
 def _record_chunks(alleles, chunk_records: int, start: int):
@@ -160,47 +143,12 @@ def _record_chunks(alleles, chunk_records: int, start: int):
 def _fingerprint(scoring: Scoring, model, vcf, tss, chunk_records: int, background: int, seed: int) -> dict:
     """What a partial run must share with this one to be continued by it, as plain JSON values."""
     files = {"genome": scoring.genome.path, "vcf": Path(vcf), **({"tss": Path(tss)} if tss is not None else {})}
-    files.update({f"model/{p.name}": p for p in sorted(Path(model).iterdir()) if p.is_file()})
     identity = {"settings": {k: v for k, v in scoring.settings.items() if k != "model"},
-                "inputs": {name: file_fingerprint(path) for name, path in files.items()},
+                "inputs": input_fingerprints(files, model),
                 "chunk_records": chunk_records, "background": {"count": background, "seed": seed},
                 "batch_size": scoring.batch_size, "device": scoring.ctx.device.type,
                 "processes": scoring.ctx.world_size}
     return json.loads(json.dumps(identity, default=str))
-
-
-def _open_partial(paths: OutputPaths, identity: dict, restart: bool) -> tuple[int, bool]:
-    """The number of complete chunks of the partial run in `paths.partial` and whether its background is
-    saved — (0, False) after starting one; `OutputPathError` when its fingerprint differs from `identity`
-    (unless `restart`) or the folder holds files that are not a partial run's."""
-    folder, run = paths.partial, paths.partial / "run.json"
-    if folder.exists():
-        strangers = [p.name for p in folder.iterdir() if not (p.is_file() and _PARTIAL_FILE.fullmatch(p.name))]
-        if not folder.is_dir() or strangers:
-            raise OutputPathError(f"{folder}: holds files that are not a dnabird partial run ({strangers[:3]}); "
-                                  "move it away or choose another output path")
-        recorded = json.loads(run.read_text()) if run.is_file() else None
-        if recorded is not None and recorded != identity and not restart:
-            raise OutputPathError(f"{folder}: holds a partial run with other settings or inputs (differ: "
-                                  f"{', '.join(_differences(recorded, identity))}); rerun the command that started "
-                                  "it to continue it, or pass --restart (restart=True) to discard it")
-        if recorded == identity and not restart:
-            done = 0
-            while paths.chunk(done).is_file():
-                done += 1
-            return done, (folder / "background.h5").is_file()
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    write_json_atomic(run, identity)
-    return 0, False
-
-
-def _differences(recorded, current, at: str = "") -> list[str]:
-    """The dotted keys whose values differ between two fingerprints."""
-    if not (isinstance(recorded, dict) and isinstance(current, dict)):
-        return [] if recorded == current else [at or "fingerprint"]
-    return [name for key in sorted(set(recorded) | set(current))
-            for name in _differences(recorded.get(key), current.get(key), f"{at}.{key}" if at else key)]
 
 
 def _write_chunk(scores: VariantScores, path: Path) -> None:
@@ -242,7 +190,7 @@ def _write_outputs(paths: OutputPaths, kind: str, vcf, chunks: int, background: 
     """The outputs from the chunk files, one chunk in memory at a time; OUT.json last, then the partial run
     removed. Returns what OUT.json holds."""
     files = [paths.chunk(n) for n in range(chunks)]
-    reference = _read_chunk(paths.partial / "background.h5") if background else None
+    reference = _read_chunk(paths.partial / BACKGROUND_CHUNK) if background else None
 
     def scores():
         for path in files:
@@ -253,7 +201,7 @@ def _write_outputs(paths: OutputPaths, kind: str, vcf, chunks: int, background: 
         found = {k for path in files for k in _chunk_attribute(path, "kinds")}
         write_vcf(scores(), paths.out, vcf, [k for k in SCORE_KINDS if k in found])
     else:
-        {"tsv": write_tsv, "hdf5": write_hdf5}[kind](scores(), paths.out)
+        {"tsv": write_tsv, "parquet": write_parquet, "hdf5": write_hdf5}[kind](scores(), paths.out)
     write_skipped((_read_chunk(path) for path in files), paths.unscored)
     summary = _summed([_chunk_attribute(path, "summary") for path in files])
     record = {"settings": _chunk_attribute(files[0], "settings"), "summary": summary}
@@ -262,7 +210,7 @@ def _write_outputs(paths: OutputPaths, kind: str, vcf, chunks: int, background: 
         record["background"] = {"count": background, "seed": seed, "file": paths.background.name,
                                 "summary": reference.summary()}
     write_json_atomic(paths.record, record)
-    shutil.rmtree(paths.partial)
+    paths.remove()
     return record
 
 

@@ -33,13 +33,13 @@ from dnabird import __version__
 from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError, reject
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
+from dnabird.inference.predictor import Predictor
 from dnabird.model.bp_per_token import checkpoint_bp_per_token
 from dnabird.model.task_spec import Anchor, parse_anchor
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
 from dnabird.variants import marginals
 from dnabird.variants.mlm import MaskedSpan, masked_spans
-from dnabird.variants.predictor import Predictor
 from dnabird.variants.records import Allele, Variant, read_alleles
 from dnabird.variants.scores import REF_MISMATCH, SKIPPED_COLUMNS, UNIT_COLUMNS, VariantScores
 from dnabird.variants.windows import AlleleWindows, anchored_windows, centred_windows, n_run_clips

@@ -3,7 +3,8 @@ rules that keep the anchor at its window index: `centred_windows` (each allele's
 length // 2, as Selene: centre = pos − 1 + len(allele) // 2, so an indel's ALT window is trimmed or extended
 at both far ends) or `anchored_windows` (a fixed genomic window, e.g. a TSS window or an ISM region, keeps
 every base between its anchor and the variant in place; an indel trims or extends the far end on the
-variant's side). Windows past a chromosome end are N-padded (`pad_left`/`pad_right`); each N is a token of
+variant's side). Windows past a chromosome end are N-padded (`pad_left`/`pad_right`, as
+`dnabird.inference.windows.read_window` reads them); each N is a token of
 its own, so `n_run_clips` offers a window too long for a model clipped at its N runs, outermost first
 (`clip_left`/`clip_right`: bp cut from each end). Sequences are upper case, 5'→3' on `strand` (a "-"
 window is the reverse complement of the genome). Training examples follow another rule on purpose
@@ -14,12 +15,12 @@ while every variant asked about must get a score.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from dnabird.errors import UnscorableVariantError
 from dnabird.genome.reference import Genome, reverse_complement
+from dnabird.inference.windows import N_RUN, read_window
 from dnabird.variants.records import Variant
 
 
@@ -71,9 +72,6 @@ class AlleleWindows:
                        clip_left=self.clip_left + cut_left, clip_right=self.clip_right + cut_right)
 
 
-_N_RUN = re.compile("N+")
-
-
 def n_run_clips(windows: AlleleWindows) -> Iterator[AlleleWindows]:
     """`windows` clipped at ever more of their N runs (contig-end padding, assembly gaps), outermost first:
     each step cuts away the N run farthest from the allele, on either side, and everything beyond it (both
@@ -82,8 +80,8 @@ def n_run_clips(windows: AlleleWindows) -> Iterator[AlleleWindows]:
     left = max(w.ref[:w.ref_at], w.alt[:w.alt_at], key=len)  # the longer flank of REF and ALT on each side
     right = max(w.ref[w.ref_at + w.ref_length:], w.alt[w.alt_at + w.alt_length:], key=len)
     # a cut at a run keeps the bp between the allele and that run: (bp kept, side), outermost first
-    cuts = sorted([(len(left) - run.end(), 0) for run in _N_RUN.finditer(left)]
-                  + [(run.start(), 1) for run in _N_RUN.finditer(right)], reverse=True)
+    cuts = sorted([(len(left) - run.end(), 0) for run in N_RUN.finditer(left)]
+                  + [(run.start(), 1) for run in N_RUN.finditer(right)], reverse=True)
     keep = [len(left), len(right)]
     for kept, sides in itertools.groupby(cuts, key=lambda cut: cut[0]):
         for _, side in sides:
@@ -115,11 +113,11 @@ def _windows(genome: Genome, variant: Variant, length: int, left_ref: int, left_
     if min(left_ref, left_alt, right_ref, right_alt) < 0:
         raise UnscorableVariantError("allele does not fit the window",
                                      f"{ref_length}-bp REF, {alt_length}-bp ALT in a {length}-bp window")
-    ref = genome.fetch(variant.chrom, first - left_ref, first - left_ref + length)
+    ref = read_window(genome, variant.chrom, first - left_ref, first - left_ref + length)
     before = genome.fetch(variant.chrom, first - left_alt, first)
     after = genome.fetch(variant.chrom, first + ref_length, first + ref_length + right_alt)
     return AlleleWindows(
-        ref=ref.sequence.upper(), alt=(before.sequence + variant.alt + after.sequence).upper(),
+        ref=ref.sequence, alt=(before.sequence + variant.alt + after.sequence).upper(),
         ref_at=left_ref, alt_at=left_alt, ref_length=ref_length, alt_length=alt_length,
         start=ref.start, end=ref.end, strand="+",
-        pad_left=bool(ref.pad_left or before.pad_left), pad_right=bool(ref.pad_right or after.pad_right))
+        pad_left=ref.pad_left or bool(before.pad_left), pad_right=ref.pad_right or bool(after.pad_right))

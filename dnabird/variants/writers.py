@@ -1,8 +1,8 @@
-"""Writers of `VariantScores`, one per format, each atomic: TSV (the long table), HDF5 (arrays
-[n_windows, n_outputs] per score kind) and an annotated copy of the input VCF; plus the side table of
-unscored alleles. Each writes a sequence of chunks (parts holding whole records, in input order) one at a
-time, so memory stays flat in the number of records (`dnabird.variants.resume`); one `VariantScores` is a
-sequence of one.
+"""Writers of `VariantScores`, one per format, each atomic (`dnabird.inference.tables`): TSV and parquet
+(the long table), HDF5 (arrays [n_windows, n_outputs] per score kind) and an annotated copy of the input
+VCF; plus the side table of unscored alleles. Each writes a sequence of chunks (parts holding whole
+records, in input order) one at a time, so memory stays flat in the number of records
+(`dnabird.variants.resume`); one `VariantScores` is a sequence of one.
 
 VCF: every input record is copied unchanged, with INFO keys added where it was scored — DNABIRD_WINDOWS
 (one entry per scored window: the ALT number, and ":feature" for TSS windows) and one key per score kind
@@ -20,16 +20,14 @@ indexed with tabix.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pysam
 
+from dnabird.inference.tables import append_rows, hdf5_output, string_dataset, write_parquet_tables, write_tsv_tables
 from dnabird.io import atomic_output
 from dnabird.variants.records import check_vcf_path, vcf_lines
 from dnabird.variants.scores import CALIBRATED_KINDS, SCORE_KINDS, VariantScores
@@ -49,31 +47,17 @@ _DESCRIPTIONS = {"ref": "REF score", "alt": "ALT score", "diff": "ALT - REF scor
 
 def write_tsv(scores: VariantScores | Iterable[VariantScores], path: str | os.PathLike) -> None:
     """The long table, tab-separated, missing values as NA (the header from the first chunk)."""
-    _write_tables((chunk.table() for chunk in _chunks(scores)), path, na_rep="NA")
+    write_tsv_tables((chunk.table() for chunk in _chunks(scores)), path, na_rep="NA")
+
+
+def write_parquet(scores: VariantScores | Iterable[VariantScores], path: str | os.PathLike) -> None:
+    """The long table as parquet, missing values null (its types from the first chunk)."""
+    write_parquet_tables((chunk.table() for chunk in _chunks(scores)), path)
 
 
 def write_skipped(scores: VariantScores | Iterable[VariantScores], path: str | os.PathLike) -> None:
     """The unscored alleles with their reasons, tab-separated."""
-    _write_tables((chunk.skipped for chunk in _chunks(scores)), path)
-
-
-def _write_tables(tables: Iterable, path: str | os.PathLike, **options) -> None:
-    with atomic_output(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as handle:
-        for n, table in enumerate(tables):
-            table.to_csv(handle, sep="\t", index=False, header=n == 0, **options)
-
-
-@contextmanager
-def hdf5_output(path: str | os.PathLike, settings: dict) -> Iterator[h5py.File]:
-    """An HDF5 file written atomically; `settings` is added last, as a JSON attribute."""
-    with atomic_output(path) as tmp, h5py.File(tmp, "w") as out:
-        yield out
-        out.attrs["settings"] = json.dumps(settings, sort_keys=True)
-
-
-def string_dataset(out: h5py.Group, name: str, values: Sequence[str]) -> None:
-    """`values` as a variable-length string dataset `name` of `out`."""
-    out.create_dataset(name, data=np.array(values, dtype=object), dtype=h5py.string_dtype())
+    write_tsv_tables((chunk.skipped for chunk in _chunks(scores)), path)
 
 
 def write_hdf5(scores: VariantScores | Iterable[VariantScores], path: str | os.PathLike) -> None:
@@ -87,26 +71,14 @@ def write_hdf5(scores: VariantScores | Iterable[VariantScores], path: str | os.P
         string_dataset(out, "groups", first.groups)
         for chunk in itertools.chain([first], chunks):
             for kind in SCORE_KINDS:
-                _append(out, kind, chunk.array(kind).astype(np.float32))
+                append_rows(out, kind, chunk.array(kind).astype(np.float32))
             for kind, values in chunk.quantiles.items():
-                _append(out, f"quantiles/{kind}", values.astype(np.float32))
+                append_rows(out, f"quantiles/{kind}", values.astype(np.float32))
             for name, table in (("windows", chunk.units), ("skipped", chunk.skipped)):
                 for column in table.columns:
                     values = table[column].to_numpy(COLUMN_DTYPES.get(column, object))
-                    _append(out, f"{name}/{column}", values if column in COLUMN_DTYPES else values.astype(str)
+                    append_rows(out, f"{name}/{column}", values if column in COLUMN_DTYPES else values.astype(str)
                             .astype(object))
-
-
-def _append(out: h5py.File, name: str, values: np.ndarray) -> None:
-    """Rows `values` added to the resizable dataset `name` (created on first use; strings variable-length)."""
-    if name not in out:
-        dtype = h5py.string_dtype() if values.dtype == object else values.dtype
-        out.create_dataset(name, shape=(0, *values.shape[1:]), maxshape=(None, *values.shape[1:]), dtype=dtype,
-                           chunks=True)
-    dataset = out[name]
-    if len(values):
-        dataset.resize(len(dataset) + len(values), axis=0)
-        dataset[-len(values):] = values
 
 
 def scored_kinds(scores: VariantScores) -> list[str]:

@@ -126,3 +126,71 @@ def test_layer_attention_gives_each_layer_its_pattern_and_inputs_pad_to_every_bl
     windows = tiny(attention={"type": "longformer", "window": 32, "block_size": 16},
                    layer_attention=[{"window": 32}, {"window": 96}])
     assert [windows.pattern(i).window for i in range(2)] == [32, 96]
+
+
+SPE_CONFIG = dict(positional="spe", spe={"kind": "conv", "realizations": 8, "kernel_size": 16},
+                  layer_attention=[{"type": "full"}, {"block_size": 16, "dilation": [1, 1, 2, 2]}],
+                  attention={"type": "longformer", "window": 32, "block_size": 16})
+
+
+@pytest.mark.parametrize("field, change", [
+    ("EncoderConfig.attention", lambda c: c.attention.__setitem__("random_mode", "hf")),
+    ("EncoderConfig.attention", lambda c: c.attention.update(window=64)),
+    ("EncoderConfig.attention", lambda c: c.attention.pop("window")),
+    ("EncoderConfig.layer_attention", lambda c: c.layer_attention.append({})),
+    ("EncoderConfig.layer_attention\\[0\\]", lambda c: c.layer_attention[0].__setitem__("type", "longformer")),
+    ("EncoderConfig.layer_attention\\[1\\].dilation", lambda c: c.layer_attention[1]["dilation"].__setitem__(0, 2)),
+    ("EncoderConfig.spe", lambda c: c.spe.__setitem__("realizations", 16)),
+    ("EncoderConfig.spe", lambda c: c.spe.setdefault("gated", False)),
+])
+def test_nested_settings_are_read_only_and_a_change_names_the_field(field, change):
+    config = tiny(**SPE_CONFIG)
+    with pytest.raises(TypeError, match=f"^{field} is read-only: build a new config with dataclasses.replace"):
+        change(config)
+    assert config == tiny(**SPE_CONFIG)   # nothing changed
+    assert config.spe["realizations"] == 8 and config.layer_attention[1]["dilation"] == [1, 1, 2, 2]
+
+
+def test_a_built_models_config_is_read_only_and_new_configs_are_built_from_copies():
+    import copy
+    import dataclasses
+    import pickle
+
+    from dnabird.model.encoder import Encoder
+
+    model = Encoder(tiny(num_layers=2, **SPE_CONFIG))
+    with pytest.raises(TypeError, match="EncoderConfig.attention is read-only"):
+        model.config.attention["window"] = 64
+    config = model.config
+    # a plain mutable copy is what a caller edits to build another config
+    settings = config.to_dict()
+    settings["attention"]["window"] = 64
+    wider = EncoderConfig.from_dict(settings)
+    assert (wider.attention["window"], config.attention["window"]) == (64, 32)
+    assert dataclasses.replace(config, attention={**config.attention, "window": 64}) == wider
+    with pytest.raises(TypeError, match="EncoderConfig.attention is read-only"):
+        dataclasses.replace(config, base_seed=3).attention["window"] = 64
+    # equal configs hash alike; copies and pickles stay equal and read-only
+    assert hash(config) == hash(tiny(num_layers=2, **SPE_CONFIG)) and len({config, wider, config}) == 2
+    for other in (copy.deepcopy(config), pickle.loads(pickle.dumps(config))):
+        assert other == config
+        with pytest.raises(TypeError, match="EncoderConfig.spe is read-only"):
+            other.spe["kind"] = "sine"
+    # serialised as plain data, by the same keys and values as the settings it was built from
+    expected = {**tiny().to_dict(), "num_layers": 2, **SPE_CONFIG}
+    assert json.loads(json.dumps(dataclasses.asdict(config))) == expected == config.to_dict()
+    assert all(type(config.to_dict()[name]) is type(SPE_CONFIG[name]) for name in SPE_CONFIG)
+
+
+def test_a_checkpoints_config_round_trips_byte_identically(embedded_default, tmp_path):
+    from dnabird.model.checkpoint import read_config, save_checkpoint
+    from dnabird.model.encoder import Encoder
+
+    stored = embedded_default.checkpoint / "config.json"
+    read_config(embedded_default.checkpoint).save(tmp_path / "config.json")
+    assert (tmp_path / "config.json").read_bytes() == stored.read_bytes()
+    model = Encoder(tiny(num_layers=2, **SPE_CONFIG))
+    save_checkpoint(model, tmp_path / "model")
+    assert read_config(tmp_path / "model") == model.config
+    expected = json.dumps({**tiny().to_dict(), "num_layers": 2, **SPE_CONFIG}, indent=2) + "\n"
+    assert (tmp_path / "model" / "config.json").read_text() == expected

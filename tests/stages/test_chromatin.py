@@ -55,9 +55,9 @@ def test_shipped_chromatin_pipelines_validate():
     assert (grch37.train.lr, grch37.train.global_batch_size, grch37.train.max_steps) == (1e-4, 256, 500000)
     assert grch37.train.warmup_steps < grch37.train.max_steps and grch37.positive_weight == 8.0
     assert grch37.data.source == "windows" and grch37.data.window == 8000
-    compare = load_pipeline(ROOT / "pipelines" / "chromatin_compare.yaml").stages["chromatin_compare"]
+    compare = load_pipeline(ROOT / "pipelines" / "chromatin_compare.yaml").stages["compare"]
     assert set(compare.runs) == {"pretrained", "scratch"}
-    long = load_pipeline(ROOT / "pipelines" / "long_context.yaml").stages["chromatin_compare"]
+    long = load_pipeline(ROOT / "pipelines" / "long_context.yaml").stages["compare"]
     assert long.runs == {"window_1kb": {"data": {"window": 1000}}, "window_8kb": {"data": {"window": 8000}}}
 
 
@@ -94,19 +94,19 @@ def test_windows_route_from_scratch_with_its_token_cache(embedded_default, tmp_p
 def test_chromatin_compare_pipeline_runs_both_models_into_one_table(embedded_default, tmp_path):
     data = embedded_default.root / "data"
     result = _dnabird("-q", "run", ROOT / "pipelines" / "chromatin_compare.yaml", f"out_dir={tmp_path}",
-                      f"chromatin_compare.pretrained={embedded_default.checkpoint}",
-                      f"chromatin_compare.tokenizer={embedded_default.tokenizer}",
-                      *(f"chromatin_compare.data.{key}={data / name}" for key, name in (
+                      f"compare.base.pretrained={embedded_default.checkpoint}",
+                      f"compare.base.tokenizer={embedded_default.tokenizer}",
+                      *(f"compare.base.data.{key}={data / name}" for key, name in (
                           ("features", "predictor.names"), ("train_mat", "train.mat"), ("valid_mat", "valid.mat"),
                           ("test_mat", "test.mat"), ("bins", "deepsea_bins.bed"),
                           ("long_range_truth", "long_range_truth.tsv"))),
-                      "chromatin_compare.train.max_steps=2", "chromatin_compare.train.eval_every=2",
-                      "chromatin_compare.train.warmup_steps=1", "chromatin_compare.bootstrap_resamples=50")
+                      "compare.base.train.max_steps=2", "compare.base.train.eval_every=2",
+                      "compare.base.train.warmup_steps=1", "compare.base.bootstrap_resamples=50")
     assert result.returncode == 0, result.stderr[-3000:]
-    table = (tmp_path / "chromatin_compare" / "results.txt").read_text()
+    table = (tmp_path / "compare" / "results.txt").read_text()
     for row in ("pretrained: fine-tuned model", "scratch: fine-tuned model", "scratch: 4-mer baseline"):
         assert row in table
-    assert "from scratch" in json.loads((tmp_path / "chromatin_compare" / "results.json").read_text())[
+    assert "from scratch" in json.loads((tmp_path / "compare" / "results.json").read_text())[
         "scratch"]["report"]["test"]["title"]
 
 
@@ -122,14 +122,14 @@ def test_long_context_acceptance(tmp_path):
         pytest.skip(f"no finished demo run in {demo} (run `make demo` first)")
     data = demo / "data"
     result = _dnabird("-q", "run", ROOT / "pipelines" / "long_context.yaml", f"out_dir={tmp_path}",
-                      f"chromatin_compare.pretrained={demo / 'pretrain' / 'model'}",
-                      f"chromatin_compare.tokenizer={demo / 'tokenizer' / 'dna.model'}",
-                      *(f"chromatin_compare.data.{key}={data / name}" for key, name in (
+                      f"compare.base.pretrained={demo / 'pretrain' / 'model'}",
+                      f"compare.base.tokenizer={demo / 'tokenizer' / 'dna.model'}",
+                      *(f"compare.base.data.{key}={data / name}" for key, name in (
                           ("features", "predictor.names"), ("train_mat", "train.mat"), ("valid_mat", "valid.mat"),
                           ("test_mat", "test.mat"), ("bins", "deepsea_bins.bed"), ("genome", "toy_hg19.fa"),
                           ("long_range_truth", "long_range_truth.tsv"))))
     assert result.returncode == 0, result.stderr[-3000:]
-    rows = json.loads((tmp_path / "chromatin_compare" / "results.json").read_text())
+    rows = json.loads((tmp_path / "compare" / "results.json").read_text())
     short, long = (rows[name]["report"]["test"]["rows"]["fine-tuned model"] for name in ("window_1kb", "window_8kb"))
     lr_short, lr_long = short["groups"]["long-range"]["median_auroc"], long["groups"]["long-range"]["median_auroc"]
     assert lr_long >= lr_short + 0.10 and long["ci95"]["long-range"][0] > short["ci95"]["long-range"][1]

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from dnabird.config import read_yaml
 from dnabird.errors import ConfigError, ParameterError
-from dnabird.pipeline import build_pipeline, run_pipeline
+from dnabird.pipeline import build_pipeline, load_pipeline, run_pipeline
 from dnabird.results import figures
-from dnabird.stages.compare import CompareConfig, run_configs
+from dnabird.stages.compare import ALIASES, CompareConfig, run_configs
+
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "pipelines").glob("*.yaml"))
 
 
 def test_runs_merge_over_the_base_key_by_key():
@@ -53,6 +56,36 @@ def test_an_alias_reads_its_older_layout_as_the_one_comparison_config():
     assert models == CompareConfig(task="listops", base={"max_length": 64}, runs={"b": {}}, seed=0)
     assert load_stage("listops", {}).runs == {"model": {}}      # one model with the base's settings
     assert load_stage("listops", {"base": {}, "runs": {"c": {}}}).runs == {"c": {}}  # a resolved config.yaml
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_pipelines_compare_in_the_one_compare_layout(path):
+    sections = read_yaml(path)
+    assert not set(ALIASES) & set(sections), f"{path.name}: an alias section instead of compare:"
+    if "compare" in sections:
+        assert set(sections["compare"]) <= {"task", "base", "runs", "seed"} and "task" in sections["compare"]
+        config = load_pipeline(path).stages["compare"]
+        assert config.base == sections["compare"]["base"] and list(config.runs) == list(sections["compare"]["runs"])
+
+
+def test_one_pipeline_holds_several_comparisons_each_in_its_own_stage():
+    """`compare` and the aliases are separate stages (own folder, own place in the run order); an alias reads
+    `compare`'s layout, and the older one resolves to the same runs."""
+    runs = {"a": {}, "b": {"train": {"max_steps": 3}, "data": {"negatives": "genomic"}}}
+    canonical = {"task": "promoter", "base": {"model": "tiny", "train": {"lr": 0.5}}, "runs": runs, "seed": 2}
+    pipeline = build_pipeline({"compare": {"task": "listops", "base": {"max_length": 64}},
+                               "text_classify": {"task": "text_classification", "runs": {"c": {}}},
+                               "promoter_compare": canonical}, Path("p.yaml"))
+    assert list(pipeline.stages) == ["promoter_compare", "text_classify", "compare"]   # the stages' run order
+    assert [c.task for c in pipeline.stages.values()] == ["promoter", "text_classification", "listops"]
+    assert load_stage("promoter_compare", {"task": "promoter", "runs": {"a": {}}}).base == {}   # no base: taken as is
+    flat = load_stage("promoter_compare", {"model": "tiny", "train": {"lr": 0.5}, "seed": 2, "runs": runs})
+    configs = {"flat": flat, "canonical": CompareConfig(**canonical), "alias": pipeline.stages["promoter_compare"]}
+    resolved = {name: run_configs(config) for name, config in configs.items()}
+    assert resolved["flat"] == resolved["canonical"] == resolved["alias"]
+    a, b = resolved["canonical"].values()
+    assert (a.model, a.train.lr, a.data.negatives, a.seed) == ("tiny", 0.5, "deepromoter", 2)   # the default
+    assert (b.model, b.train.lr, b.train.max_steps, b.data.negatives) == ("tiny", 0.5, 3, "genomic")
 
 
 def load_stage(name: str, section: dict) -> CompareConfig:

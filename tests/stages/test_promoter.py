@@ -51,12 +51,12 @@ def test_shipped_promoter_pipelines_validate_and_fail_on_unknown_keys():
     assert grch37["promoter"].train.lr == 1e-4 and grch37["promoter"].train.warmup_steps < 711
     assert grch37["promoter"].data.anchor == "tss:-5000:+3000" and grch37["promoter"].data.negatives == "deepromoter"
     assert set(grch37["fetch"].extra_sources) == {"promoters_bed", "chain", "feature_names"}
-    compare = load_pipeline(ROOT / "pipelines" / "promoter_compare.yaml").stages["promoter_compare"]
+    compare = load_pipeline(ROOT / "pipelines" / "promoter_compare.yaml").stages["compare"]
     assert set(compare.runs) == {"pretrained_genomic", "scratch_genomic", "pretrained_deepromoter",
                                  "scratch_deepromoter"}
     with pytest.raises(ConfigError, match="runs.extra.train: unknown key 'max_step'"):
         load_pipeline(ROOT / "pipelines" / "promoter_compare.yaml",
-                      ["promoter_compare.runs.extra={train: {max_step: 3}}"])
+                      ["compare.runs.extra={train: {max_step: 3}}"])
 
 
 def _dnabird(*args) -> subprocess.CompletedProcess:
@@ -85,17 +85,17 @@ def test_grch37_promoter_section_smoke_run_on_the_toy_from_scratch(embedded_defa
 def test_promoter_compare_pipeline_on_the_embedded_default(embedded_default, tmp_path):
     data = embedded_default.fasta.parent
     result = _dnabird("-q", "run", ROOT / "pipelines" / "promoter_compare.yaml", f"out_dir={tmp_path}",
-                      f"promoter_compare.pretrained={embedded_default.checkpoint}",
-                      f"promoter_compare.tokenizer={embedded_default.tokenizer}",
-                      f"promoter_compare.data.genome={embedded_default.fasta}",
-                      f"promoter_compare.data.promoters={data / 'promoters_hg38.bed'}",
-                      f"promoter_compare.data.chain={data / 'hg38ToHg19.over.chain'}",
-                      "promoter_compare.train.max_steps=10", "promoter_compare.train.warmup_steps=2",
-                      "promoter_compare.train.eval_every=5", "promoter_compare.train.checkpoint_every=10",
-                      "promoter_compare.bootstrap_resamples=100")
+                      f"compare.base.pretrained={embedded_default.checkpoint}",
+                      f"compare.base.tokenizer={embedded_default.tokenizer}",
+                      f"compare.base.data.genome={embedded_default.fasta}",
+                      f"compare.base.data.promoters={data / 'promoters_hg38.bed'}",
+                      f"compare.base.data.chain={data / 'hg38ToHg19.over.chain'}",
+                      "compare.base.train.max_steps=10", "compare.base.train.warmup_steps=2",
+                      "compare.base.train.eval_every=5", "compare.base.train.checkpoint_every=10",
+                      "compare.base.bootstrap_resamples=100")
     assert result.returncode == 0, result.stderr[-3000:]
     table = {run: entry["report"]["test"]
-             for run, entry in json.loads((tmp_path / "promoter_compare" / "results.json").read_text()).items()}
+             for run, entry in json.loads((tmp_path / "compare" / "results.json").read_text()).items()}
     assert set(table) == {"pretrained_genomic", "scratch_genomic", "pretrained_deepromoter", "scratch_deepromoter"}
     for run in ("pretrained_deepromoter", "scratch_deepromoter"):   # composition gives DeePromoter's away
         rows, genomic = table[run]["rows"], table[run.replace("deepromoter", "genomic")]["rows"]

@@ -112,12 +112,12 @@ def test_lra_listops_pipeline_runs_its_table(tmp_path):
 
     overrides = [f"out_dir={tmp_path}", "listops_data.train=40", "listops_data.validation=10", "listops_data.test=10",
                  "listops_data.min_length=8", "listops_data.max_length=30", "listops_data.max_depth=3",
-                 "listops.base.max_length=32", "listops.base.train.max_steps=2", "listops.base.train.warmup_steps=1"]
+                 "compare.base.max_length=32", "compare.base.train.max_steps=2", "compare.base.train.warmup_steps=1"]
     pipeline = load_pipeline("pipelines/lra_listops.yaml", overrides)
-    pipeline.stages["listops"].runs = {name: pipeline.stages["listops"].runs[name]
+    pipeline.stages["compare"].runs = {name: pipeline.stages["compare"].runs[name]
                                        for name in ("relu_learned", "itc_sine")}
     run_pipeline(pipeline)
-    table = (tmp_path / "listops" / "results.txt").read_text()
+    table = (tmp_path / "compare" / "results.txt").read_text()
     assert "| itc_sine | sineSPE R=32, gated | bigbird_itc b=16 |" in table
     assert "majority class" in table
     rows = listops.read(tmp_path / "listops_data" / "basic_train.tsv")

@@ -110,11 +110,11 @@ def test_classification_and_qa_stages(tmp_path, capsys):
 # the run before a model leaves chance (ITC at 256 tokens leaves it near step 200, Longformer near 1,000).
 # At 256 tokens a stage-2 model reads the same inputs as its stage-1 model (a document's two ends are the
 # whole document), so it gets 50 steps; the truncated model (at chance by construction) 200. ~7.5 minutes.
-CI_LENGTH_256 = ["text_data.long_range.length=256", "text_classify.base.data.max_length=256",
+CI_LENGTH_256 = ["text_data.long_range.length=256", "compare.base.data.max_length=256",
                  "text_data.long_range.validation=100", "text_data.long_range.test=300",
-                 "text_classify.models.truncated_full.train.max_steps=200",
-                 "text_classify.models.bigbird_itc.train.max_steps=50",
-                 "text_classify.models.longformer.train.max_steps=50"]
+                 "compare.runs.truncated_full.train.max_steps=200",
+                 "compare.runs.bigbird_itc.train.max_steps=50",
+                 "compare.runs.longformer.train.max_steps=50"]
 
 
 @pytest.mark.slow
@@ -123,7 +123,7 @@ def test_text_longdoc_at_256_tokens_sparse_models_beat_the_truncated_one(tmp_pat
     1.000): the same pipeline and stages at 256 tokens, the same acceptance: both sparse models reach 0.9 and
     beat the model that keeps the last 128 tokens (at chance: it never sees a key) by 0.2."""
     run_pipeline(load_pipeline(REPO / "pipelines" / "text_longdoc.yaml", [f"out_dir={tmp_path}", *CI_LENGTH_256]))
-    results = json.loads((tmp_path / "text_classify" / "results.json").read_text())
+    results = json.loads((tmp_path / "compare" / "results.json").read_text())
     rows = {name: r["report"]["test"]["rows"] for name, r in results.items()}
     accuracy = {name: row["fine-tuned model"]["accuracy"] for name, row in rows.items()}
     assert accuracy["truncated_full"] < 0.6, accuracy  # the last 128 tokens: the query only

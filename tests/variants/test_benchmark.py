@@ -104,18 +104,34 @@ def test_labels_accept_every_spelling_and_reject_bad_tables(tmp_path):
         read_labels(position)
 
 
-def test_parquet_labels_need_pyarrow(tmp_path):
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        with pytest.raises(InputFormatError, match="labels.parquet: reading parquet needs pyarrow"):
-            read_labels(write(tmp_path / "labels.parquet", "not read"))
-        return
-    frame = pd.DataFrame({"chrom": ["1", "1"], "pos": [5, 6], "ref": ["A", "C"], "alt": ["G", "T"],
-                          "label": [True, False], "match_group": [0, 0]})
+def test_parquet_labels_read_as_the_same_table_in_tsv_with_the_same_checks(tmp_path):
+    """TraitGym's layout (chrom without "chr", pos int64, label bool, an integer match_group, extra columns)
+    as parquet and as TSV: the same table, row numbers in place of line numbers, and the same errors."""
+    frame = pd.DataFrame({"chrom": ["1", "1", "2", "X"], "pos": [5, 6, 17, 9], "ref": ["A", "C", "G", "T"],
+                          "alt": ["G", "T", "A", "C"], "label": [True, False, True, False],
+                          "match_group": [0, 0, 1, 1], "consequence": ["PLS", "dELS", "intron", "PLS"],
+                          "tss_dist": [12.5, 300.0, 4000.0, 0.0]})
     frame.to_parquet(tmp_path / "labels.parquet")
-    table = read_labels(tmp_path / "labels.parquet")
-    assert table["label"].tolist() == [1, 0] and table["match_key"].tolist() == ["0", "0"]
+    frame.to_csv(tmp_path / "labels.tsv", sep="\t", index=False)
+    parquet, tsv = read_labels(tmp_path / "labels.parquet"), read_labels(tmp_path / "labels.tsv")
+    assert parquet["line"].tolist() == [1, 2, 3, 4] and tsv["line"].tolist() == [2, 3, 4, 5]
+    pd.testing.assert_frame_equal(parquet.drop(columns="line"), tsv.drop(columns="line"))
+    assert parquet["label"].tolist() == [1, 0, 1, 0] and parquet["pos"].tolist() == [5, 6, 17, 9]
+    assert parquet["match_key"].tolist() == ["0", "0", "1", "1"]
+    for column, values, message in (("label", [True, False, None, False], "'row 3': label '' is not one of"),
+                                    ("label", ["pathogenic", "VUS", "benign", "benign"], "'row 2': label 'VUS'"),
+                                    ("pos", [5, 6, 17, 0], "'row 4': pos '0' is not a 1-based position")):
+        frame.assign(**{column: values}).to_parquet(tmp_path / "bad.parquet")
+        with pytest.raises(InputFormatError, match=f"bad.parquet, record {message}"):
+            read_labels(tmp_path / "bad.parquet")
+    frame.drop(columns="alt").to_parquet(tmp_path / "no_alt.parquet")
+    with pytest.raises(InputFormatError, match=r"no_alt.parquet: missing column\(s\) alt"):
+        read_labels(tmp_path / "no_alt.parquet")
+    pd.concat([frame, frame.iloc[[0]]]).to_parquet(tmp_path / "twice.parquet")
+    with pytest.raises(InputFormatError, match=r"twice.parquet: variant 1:5 A>G is listed 2 times \(rows 1, 5"):
+        read_labels(tmp_path / "twice.parquet")
+    with pytest.raises(InputFormatError, match="broken.parquet: not a readable parquet table"):
+        read_labels(write(tmp_path / "broken.parquet", "chrom\tpos\n"))
 
 
 def test_command_benchmarks_the_embedded_default_and_loses_no_variant(embedded_default, tmp_path, capsys):

@@ -79,7 +79,7 @@ def test_score_ism_and_embed_commands_on_the_embedded_default(embedded_default, 
 
 def test_outputs_and_options_are_checked_before_any_model_call(classifier_dir, genome_and_vcf, tmp_path, capsys,
                                                                monkeypatch):
-    from dnabird.variants.predictor import Predictor
+    from dnabird.inference.predictor import Predictor
 
     genome, vcf, _ = genome_and_vcf
     monkeypatch.setattr(Predictor, "load", lambda *a, **k: pytest.fail("the model was loaded"))

@@ -8,10 +8,10 @@ import torch
 
 from dnabird.errors import ParameterError
 from dnabird.genome.reference import Genome
+from dnabird.inference.windows import parse_region
 from dnabird.model.config import tiny
 from dnabird.model.heads import PretrainingModel
 from dnabird.variants import Variant, embed, saturation_mutagenesis, score_variants
-from dnabird.variants.ism import parse_region
 from tests.variants.conftest import CHR1, MotifCounter, stub_outputs, stub_task
 
 

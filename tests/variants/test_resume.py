@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dnabird.cli import main
@@ -129,3 +130,13 @@ def test_sigkill_after_the_first_chunk_then_rerun_gives_the_uninterrupted_bytes(
     assert main(["-q", "score", *args, "--out", str(out)]) == 0
     assert _files(out) == _files(tmp_path / "a" / "s.vcf.gz")
     assert set(_files(out)) == {"OUT", "OUT.unscored.tsv", "OUT.json", "OUT.background.tsv"}
+
+
+def test_a_parquet_output_holds_the_tsv_table(classifier_dir, genome_and_vcf, tmp_path):
+    genome, vcf, _ = genome_and_vcf
+    for name in ("s.tsv", "s.parquet"):
+        score_variants_to_files(classifier_dir, genome, vcf, tmp_path / name, chunk_records=4, **OPTIONS)
+    text = pd.read_csv(tmp_path / "s.tsv", sep="\t", na_values=["NA"], keep_default_na=False)
+    table = pd.read_parquet(tmp_path / "s.parquet")
+    assert len(table) > 10
+    pd.testing.assert_frame_equal(table, text, check_dtype=False)

@@ -9,9 +9,9 @@ import pytest
 
 from dnabird.cli import main
 from dnabird.genome.reference import Genome
+from dnabird.inference.predictor import Predictor
 from dnabird.model.bp_per_token import read_bp_per_token
 from dnabird.variants import Variant, score_variants
-from dnabird.variants.predictor import Predictor
 from dnabird.variants.score import resolve_setup
 from tests.variants.conftest import write_fasta
 

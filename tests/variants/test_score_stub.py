@@ -13,13 +13,13 @@ import pysam
 import pytest
 
 from dnabird.errors import ParameterError
+from dnabird.inference.predictor import Predictor
 from dnabird.model.bp_per_token import BpPerToken, write_bp_per_token
 from dnabird.model.checkpoint import save_checkpoint
 from dnabird.model.config import tiny
 from dnabird.model.heads import PretrainingModel
 from dnabird.model.task_spec import TaskSpec
 from dnabird.variants import Variant, saturation_mutagenesis, score_variants
-from dnabird.variants.predictor import Predictor
 from dnabird.variants.score import TOKEN_HEADROOM, resolve_setup
 from tests.variants.conftest import CHR1, STUB_LABELS, MotifCounter, stub_outputs, stub_task, write_fasta
 
