@@ -141,10 +141,12 @@ def check_regression_labels(spec: TaskSpec, splits: dict[str, EpochExamples], lo
         reject(labels.ndim != 2 or labels.shape[1] != spec.num_outputs or not np.issubdtype(labels.dtype, np.floating),
                f"{name} labels", f"{labels.dtype} {labels.shape}",
                f"float targets [N, {spec.num_outputs}] in the training scale for task {spec.task!r}")
-        bad = np.flatnonzero(~np.isfinite(labels).all(1) | ((labels < 0).any(1) if loss.kind == "poisson" else False))
-        reject(len(bad) > 0, f"{name} labels", labels[bad[0]].tolist() if len(bad) else None,
-               f"finite targets{' >= 0 (Poisson counts)' if loss.kind == 'poisson' else ''} "
-               f"(first bad row: {bad[0] if len(bad) else None}, {len(bad)} bad rows)")
+        counts = loss.kind == "poisson"
+        bad = np.flatnonzero(~np.isfinite(labels).all(1) | ((labels < 0).any(1) if counts else False))
+        if len(bad):
+            raise ParameterError(f"{name} labels", labels[bad[0]].tolist(),
+                                 f"finite targets{' >= 0 (Poisson counts)' if counts else ''} (first bad row: "
+                                 f"{bad[0]}, {len(bad)} bad rows)")
 
 
 @dataclass
@@ -155,7 +157,8 @@ class TaskData:
     train: the training stream (shuffled, possibly redrawn per epoch); validation, test: fixed examples.
     test_groups: cluster id of each test example for the bootstrap, or None to resample examples one by one.
     baseline_features: baseline name -> `Baseline` (features of train slots at epoch 0 and of test examples, and
-        the model fit on them; a token-count logistic regression is always added).
+        the model fit on them: `ridge` for a regression, else `logistic` or `mlp`; a token-count baseline is
+        always added).
     summary: counts and settings of the data build, copied into report.json.
     loss: the loss trained (None: the problem's default, `LossSpec.default` with the config's positive_weight).
     Regression labels are float [N, targets] in the training scale (`spec.transform` maps them back).
