@@ -70,6 +70,13 @@ def collate(examples: Sequence[dict[str, np.ndarray]], *, pad_id: int,
     return batch
 
 
+@dataclass(frozen=True)
+class LossSpec:
+    kind: str
+    pos_weight: tuple[float, ...] | None = None
+    class_weights: tuple[float, ...] | None = None
+
+
 @dataclass
 class TaskData:
     """A task's data, ready for `finetune`.
@@ -80,6 +87,7 @@ class TaskData:
     baseline_features: baseline name -> `Baseline` (features of train slots at epoch 0 and of test examples, and
         the model fit on them; a token-count logistic regression is always added).
     summary: counts and settings of the data build, copied into report.json.
+    loss: the training loss and its weights (None: the problem's default loss).
     A task whose report needs more (chromatin) subclasses it.
     """
 
@@ -90,3 +98,4 @@ class TaskData:
     test_groups: np.ndarray | None = None
     baseline_features: dict[str, Baseline] = field(default_factory=dict)
     summary: dict = field(default_factory=dict)
+    loss: LossSpec | None = None
