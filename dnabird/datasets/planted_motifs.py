@@ -15,11 +15,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dnabird.genome.reference import reverse_complement
 from dnabird.io import write_text_atomic
 
 MOTIF = "TATCGATACG"
 PROBLEMS = ("binary", "regression")
+_COMPLEMENT = str.maketrans("ACGT", "TGCA")
+
+
+def reverse_complement(sequence: str) -> str:
+    return sequence.translate(_COMPLEMENT)[::-1]
 
 
 def _background(rng: np.random.Generator, count: int, length: int, genome) -> list[str]:
