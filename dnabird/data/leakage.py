@@ -160,3 +160,26 @@ def pretraining_chromosomes(checkpoint: str | Path) -> tuple[list[str] | None, s
         return None, "the pretraining run's training shards are no longer where its run.json names them"
     dataset = ShardDataset(shards)
     return sorted({chrom for chroms in dataset.chroms for chrom in chroms}), "the pretraining run's training shards"
+
+
+def format_leakage(summary: dict) -> list[str]:
+    """Markdown lines of a leakage summary (`data.leakage` of a labelled run's report.json)."""
+    lines = [f"Leakage against train (k-mers of {summary['kmer']} bp; warned above "
+             f"{100 * summary['warn_fraction']:.1f} %; {summary['train_duplicates']} training examples repeat "
+             "another):", "", "| split | examples | " + " | ".join(c.replace("_", " ") for c in CHECKS) + " |",
+             "|---" * (len(CHECKS) + 2) + "|"]
+    for split in ("validation", "test"):
+        counts = summary[split]
+        cells = [f"{counts[c]['count']} ({100 * counts[c]['fraction']:.1f} %)" if c in counts else "n/a"
+                 for c in CHECKS]
+        lines.append(f"| {split} | {counts['examples']} | " + " | ".join(cells) + " |")
+    if "dropped" in summary:
+        lines.append(f"\n{summary['dropped']} flagged validation and test examples dropped (leakage_dropped.tsv).")
+    pretraining = summary.get("pretraining", {})
+    if pretraining.get("checked"):
+        seen = pretraining["test_chromosomes_pretrained_on"]
+        lines.append(f"\nTest chromosomes in the pretraining corpus ({pretraining['source']}): "
+                     f"{', '.join(seen) if seen else 'none'}.")
+    elif pretraining:
+        lines.append(f"\nPretraining corpus not checked: {pretraining['reason']}.")
+    return lines + [f"\nWARNING: {w}" for w in summary.get("warnings", [])]

@@ -30,6 +30,7 @@ from dnabird.stages import finetune
 from dnabird.tasks import task as registered
 
 ALIASES = {"promoter_compare": ("promoter", "flat"), "chromatin_compare": ("chromatin", "flat"),
+           "labelled_compare": ("labelled", "flat"),
            "text_classify": ("text_classification", "models"), "text_summarise": ("summarise", "models"),
            "listops": ("listops", "models")}   # stage name -> (its task, its section's layout)
 

@@ -89,7 +89,24 @@ def _variants(report: dict) -> tuple[str, list[str]]:
     return "; ".join(heads) + " (vs distant neutral / vs in-element controls)", lines
 
 
-SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "variants": _variants}
+def _labelled(report: dict) -> tuple[str, list[str]]:
+    """The labelled task: its headline metrics, the test table, the data's skips and its leakage."""
+    from dnabird.data.leakage import format_leakage
+    from dnabird.finetune.report import format_table
+
+    model, data = report["test"]["rows"]["fine-tuned model"], report["data"]
+    shown = [f"{name} {_interval(model[name], model.get('ci95', {}).get(name))}"
+             for name in ("mcc", "auroc", "pearson", "spearman", "r2", "macro_f1") if model.get(name) is not None]
+    skipped = ", ".join(f"{reason}: {count}" for reason, count in data["skipped"].items()) or "none"
+    lines = ["```text", format_table(report), "```", "",
+             f"{data['problem']} on {data['inputs']} ({', '.join(Path(f).name for f in data['files'])}); "
+             f"{data['rows_read']} rows read, skipped {skipped} (skipped.tsv); splits {data['split']}.", "",
+             *format_leakage(data["leakage"])]
+    return f"{data['problem']}: test " + ", ".join(shown[:3]), lines
+
+
+SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "variants": _variants,
+             "labelled": _labelled}
 
 
 def render(config: ReportConfig, out_dir: Path) -> str:

@@ -503,6 +503,13 @@ class Labelled(Task):
     outputs = {"examples": "examples.tsv", "skipped": "skipped.tsv"}
     build = staticmethod(build)
 
+    def sources(self, config) -> dict[str, tuple[str, str]]:
+        """The stage inputs, and the data files given (so one written `<stage>:<output>`, e.g.
+        `labelled_data:binary`, names that earlier stage's output; a given path is never replaced)."""
+        given = {f"data.{name}": ("", "") for name in ("path", *SPLITS, "genome")
+                 if getattr(config.data, name) is not None}
+        return {**self.stage_inputs, **given}
+
     def input_files(self, config) -> list[Path]:
         """The data files (every file of a folder), the genome, the tokenizer and the checkpoint."""
         data = config.data
