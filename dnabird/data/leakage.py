@@ -147,7 +147,7 @@ def pretraining_chromosomes(checkpoint: str | Path) -> tuple[list[str] | None, s
     """(chromosomes, how they were found) of the corpus a pretrained checkpoint was trained on: a dnabird
     pretraining run writes `run.json` beside its `model/` folder, naming its training shards, whose attributes
     list their chromosomes. (None, why not) when that record is absent or its shards are gone."""
-    from dnabird.data.shards import ShardDataset
+    from dnabird.data.shards import ShardReader
 
     run = Path(checkpoint).parent / "run.json"
     if not run.is_file():
@@ -158,8 +158,9 @@ def pretraining_chromosomes(checkpoint: str | Path) -> tuple[list[str] | None, s
         return None, f"{run.name} beside the checkpoint names no pretraining shards"
     if not Path(shards).exists():
         return None, "the pretraining run's training shards are no longer where its run.json names them"
-    dataset = ShardDataset(shards)
-    return sorted({chrom for chroms in dataset.chroms for chrom in chroms}), "the pretraining run's training shards"
+    with ShardReader(shards) as reader:
+        chromosomes = sorted({chrom for chroms in reader.chroms for chrom in chroms})
+    return chromosomes, "the pretraining run's training shards"
 
 
 def format_leakage(summary: dict) -> list[str]:

@@ -142,12 +142,10 @@ class LeakageConfig:
 
 @dataclass
 class LabelledConfig(FinetuneConfig):
-    """A fine-tuning run on one's own labelled data: the recipe's settings, the data and the leakage check.
-    The model is selected by validation loss unless `selection_metric` names another."""
+    """A fine-tuning run on one's own labelled data: the recipe's settings, the data and the leakage check."""
 
     data: LabelledData = field(default_factory=LabelledData)
     leakage: LeakageConfig = field(default_factory=LeakageConfig)
-    selection_metric: str = "loss"
 
 
 def read_examples(data: LabelledData) -> LabelledTable:
