@@ -25,7 +25,7 @@ CHECKS = ("identical_to_train", "identical_other_label", "overlapping_train_regi
           "sharing_kmer_with_train")
 _CODE = np.full(256, 4, dtype=np.uint8)
 _CODE[list(b"ACGT")] = np.arange(4, dtype=np.uint8)
-_CHUNK = 1 << 22
+_CHUNK = 1 << 20
 
 
 def canonical_digest(sequence: str) -> bytes:
@@ -41,25 +41,39 @@ def canonical_kmers(sequences: Sequence[str], k: int):
     joined = np.frombuffer("N".join(sequences).encode("ascii"), dtype=np.uint8)
     starts = np.cumsum([0] + [len(s) + 1 for s in sequences[:-1]])
     codes = _CODE[joined]
-    unknown = np.concatenate([[0], np.cumsum(codes == 4)])     # N seen before each position
     total = len(codes) - k + 1
     for first in range(0, max(total, 0), _CHUNK):
         width = min(_CHUNK, total - first)
-        segment = (codes[first:first + width + k - 1] & 3).astype(np.uint64)
-        complement = np.uint64(3) - segment
-        forward = np.zeros(width, dtype=np.uint64)
-        reverse = np.zeros(width, dtype=np.uint64)
-        for j in range(k):
-            forward <<= np.uint64(2)
-            forward |= segment[j:j + width]
-            reverse |= complement[j:j + width] << np.uint64(2 * j)
-        keep = np.flatnonzero(unknown[first + k:first + k + width] == unknown[first:first + width])
+        raw = codes[first:first + width + k - 1]
+        unknown = np.concatenate([[0], np.cumsum(raw == 4, dtype=np.int32)])   # N seen before each position
+        forward, reverse = _window_codes((raw & 3).astype(np.uint64), k)
+        keep = np.flatnonzero(unknown[k:k + width] == unknown[:width])
         np.minimum(forward, reverse, out=forward)
 
         def owners(selection, keep=keep, first=first):
             return np.searchsorted(starts, first + keep[selection], side="right") - 1
 
         yield forward[keep], owners
+
+
+def _window_codes(bases: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """2-bit codes of every k-mer of `bases` (uint64 codes 0-3) and of its reverse complement, built by doubling:
+    codes of 1-, 2-, 4-, … -mers, then k's binary pieces joined (a few passes over the array, not k)."""
+    forward, reverse, length = {1: bases}, {1: np.uint64(3) - bases}, 1
+    while 2 * length <= k:
+        size = len(bases) - 2 * length + 1
+        shift = np.uint64(2 * length)
+        forward[2 * length] = (forward[length][:size] << shift) | forward[length][length:length + size]
+        reverse[2 * length] = (reverse[length][length:length + size] << shift) | reverse[length][:size]
+        length *= 2
+    width = len(bases) - k + 1
+    codes, complements, offset = np.zeros(width, np.uint64), np.zeros(width, np.uint64), 0
+    for piece in sorted(forward, reverse=True):
+        if k - offset >= piece:
+            codes = (codes << np.uint64(2 * piece)) | forward[piece][offset:offset + width]
+            complements |= reverse[piece][offset:offset + width] << np.uint64(2 * offset)
+            offset += piece
+    return codes, complements
 
 
 def _sorted_distinct(values: np.ndarray) -> np.ndarray:
@@ -70,7 +84,7 @@ def _sorted_distinct(values: np.ndarray) -> np.ndarray:
 
 def kmer_set(sequences: Sequence[str], k: int) -> np.ndarray:
     """The sorted distinct canonical k-mer codes of `sequences`."""
-    chunks = [_sorted_distinct(codes) for codes, _ in canonical_kmers(sequences, k)]
+    chunks = [codes for codes, _ in canonical_kmers(sequences, k)]
     return _sorted_distinct(np.concatenate(chunks)) if chunks else np.zeros(0, dtype=np.uint64)
 
 
@@ -80,8 +94,9 @@ def sharing_kmers(sequences: Sequence[str], reference: np.ndarray, k: int) -> np
     if len(reference) == 0:
         return found
     for codes, owners in canonical_kmers(sequences, k):
-        at = np.searchsorted(reference, codes).clip(max=len(reference) - 1)
-        found[owners(reference[at] == codes)] = True
+        order = np.argsort(codes)          # sorted keys: each search starts where the last one ended
+        at = np.searchsorted(reference, codes[order]).clip(max=len(reference) - 1)
+        found[owners(order[reference[at] == codes[order]])] = True
     return found
 
 
