@@ -180,31 +180,32 @@ def _skip_rows(table: LabelledTable, rows: dict[int, str], out_dir: Path, name: 
 
 
 def assign_splits(table: LabelledTable, data: LabelledData, seed: int) -> np.ndarray:
-    """Each row's split: as given, else drawn (module docstring) among train and the splits no row names."""
+    """Each row's split: as given; rows without one are train, and a validation or test split no row names is
+    drawn from train (module docstring)."""
     frame = table.frame
-    given = frame["split"].to_numpy(dtype=object)
-    pool = np.array([s is None or s == "" or s != s for s in given])
-    if not pool.any():
-        return given
-    missing = [name for name in SPLITS if name not in set(given[~pool])]
-    chromosomes = data.validation_chromosomes is not None or data.test_chromosomes is not None
-    assigned = given.copy()
-    if table.kind == "regions" and chromosomes:
-        drawn = chromosome_split(frame["chrom"][pool], test=data.test_chromosomes or [],
-                                 validation=data.validation_chromosomes or [])
-        drawn = np.where(np.isin(drawn, missing), drawn, "train")
-    else:
-        if table.kind == "regions":
-            groups = overlap_groups(frame["chrom"][pool], frame["start"][pool], frame["end"][pool])
-        else:   # identical sequences and reverse complements stay in one split
-            digests = [canonical_digest(s) for s in frame["sequence"][pool]]
-            index: dict[bytes, int] = {}
-            groups = np.array([index.setdefault(d, len(index)) for d in digests])
-        fractions = np.array([f if name == "train" or name in missing else 0.0
-                              for name, f in zip(SPLITS, data.split_fractions, strict=True)])
-        reject(fractions.sum() <= 0, "data.split_fractions", data.split_fractions, "some share for the splits drawn")
-        drawn = random_split(groups, fractions=fractions / fractions.sum(), seed=seed)
-    assigned[pool] = drawn
+    assigned = frame["split"].to_numpy(dtype=object).copy()
+    unassigned = np.array([s is None or s == "" or s != s for s in assigned])
+    missing = [name for name in ("validation", "test") if name not in set(assigned[~unassigned])]
+    assigned[unassigned] = "train"
+    named = {"validation": data.validation_chromosomes, "test": data.test_chromosomes}
+    if table.kind == "regions" and any(named[name] for name in missing):
+        drawn = chromosome_split(frame["chrom"], test=named["test"] or [], validation=named["validation"] or [])
+        chosen = (assigned == "train") & np.isin(drawn, [name for name in missing if named[name]])
+        assigned[chosen] = drawn[chosen]
+        missing = [name for name in missing if not named[name]]
+    if not missing:
+        return assigned
+    rows = np.flatnonzero(assigned == "train")
+    if table.kind == "regions":
+        groups = overlap_groups(frame["chrom"].to_numpy()[rows], frame["start"].to_numpy()[rows],
+                                frame["end"].to_numpy()[rows])
+    else:   # identical sequences and reverse complements stay in one split
+        index: dict[bytes, int] = {}
+        groups = np.array([index.setdefault(canonical_digest(frame["sequence"].iat[i]), len(index)) for i in rows])
+    fractions = np.array([f if name in ("train", *missing) else 0.0
+                          for name, f in zip(SPLITS, data.split_fractions, strict=True)])
+    reject(fractions.sum() <= 0, "data.split_fractions", data.split_fractions, "some share for the splits drawn")
+    assigned[rows] = random_split(groups, fractions=fractions / fractions.sum(), seed=seed)
     return assigned
 
 
@@ -417,6 +418,11 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
     for message in leakage["warnings"] + [leakage["pretraining"].get("warning")]:
         if message:
             log.warning("leakage: %s", message)
+    empty = [split for split in SPLITS if not (splits == split).any()]
+    if empty:
+        raise DnabirdError(f"{files}: the {', '.join(empty)} split(s) hold no example (splits "
+                           f"{_split_rule(table, data)}); give them in the files, or set "
+                           "data.split_fractions or the validation/test chromosomes")
     _check_classes(labels, problem, splits, files)
     max_tokens = _model_length(config, tokenizer, block_size)
     sequences, ids, cropped = fit_inputs(table, sequences, tokenizer, max_tokens, data.long_inputs)
@@ -447,7 +453,7 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
         "files": sorted(set(table.frame["file"])), "inputs": table.kind, "problem": problem,
         "labels": list(labels.names), "rows_read": read, "skipped": dict(Counter(skipped.values())),
         "examples": {split: _split_counts(labels, problem, splits == split) for split in SPLITS},
-        "split": _split_rule(table, data, splits), "leakage": leakage,
+        "split": _split_rule(table, data), "leakage": leakage,
         "long_inputs": {"policy": data.long_inputs, "cropped": cropped, "max_tokens": max_tokens},
         "eval_length": int(eval_length), "window_length": data.window_length,
         "loss": {"kind": loss.kind, "pos_weight": loss.pos_weight, "class_weights": loss.class_weights},
@@ -473,16 +479,20 @@ def _split_counts(labels: Labels, problem: str, rows: np.ndarray) -> dict:
     return out
 
 
-def _split_rule(table: LabelledTable, data: LabelledData, splits: np.ndarray) -> str:
-    given = table.frame["split"].notna() & (table.frame["split"] != "")
-    if given.all():
-        return "as given"
-    if table.kind == "regions" and (data.validation_chromosomes or data.test_chromosomes):
-        drawn = "by chromosome"
-    else:
-        together = "overlapping regions" if table.kind == "regions" else "identical sequences and reverse complements"
-        drawn = f"at random (seeded), {together} in one split"
-    return f"{'partly given, the rest' if given.any() else 'all'} drawn {drawn}"
+def _split_rule(table: LabelledTable, data: LabelledData) -> str:
+    """How each split was made, in words."""
+    given = set(table.frame["split"].dropna()) - {""}
+    named = {"validation": data.validation_chromosomes, "test": data.test_chromosomes}
+    together = "overlapping regions" if table.kind == "regions" else "identical sequences and reverse complements"
+    rules = []
+    for split in SPLITS:
+        if split in given:
+            rules.append(f"{split} as given")
+        elif split != "train" and table.kind == "regions" and named[split]:
+            rules.append(f"{split} on {', '.join(named[split])}")
+        elif split != "train":
+            rules.append(f"{split} drawn at random from train ({together} kept together)")
+    return "; ".join(rules + (["rows naming no split are train"] if "train" not in given else []))
 
 
 def _write_examples(table: LabelledTable, splits: np.ndarray, labels: Labels, path: Path) -> None:

@@ -209,3 +209,31 @@ def test_fine_tuning_learns_a_regression_target_beside_the_ridge_baseline(embedd
           f"4-mer ridge Pearson {baseline['pearson']:.3f} R2 {baseline['r2']:.3f}")
     assert model["pearson"] > 0.5 and baseline["pearson"] is not None
     assert json.loads((out / "model" / "task.json").read_text())["target_transform"]["mean"] is not None
+
+
+def test_splits_not_given_are_drawn_from_train_keeping_copies_and_overlaps_together(tmp_path):
+    from dnabird.data.labelled import read_labelled
+    from dnabird.tasks.labelled import assign_splits, read_examples
+
+    base = sequences(200, 30, 5)
+    texts = base + base[:50] + [s.translate(str.maketrans("ACGT", "TGCA"))[::-1] for s in base[50:100]]
+    frame = pd.DataFrame({"sequence": texts, "label": [0, 1] * 150, "split": ["train"] * 280 + ["test"] * 20})
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    splits = assign_splits(read_labelled(tmp_path / "s.csv"), LabelledData(), seed=0)
+    assert (splits[280:] == "test").all() and 10 < (splits == "validation").sum() < 60
+    copies = [(i, 200 + i) for i in range(100) if 200 + i < 280]
+    assert all(splits[i] == splits[j] for i, j in copies)        # a copy or reverse complement beside its original
+    rng = np.random.default_rng(0)
+    starts = rng.integers(0, 20000, 300)
+    chroms = rng.choice(["chr1", "chr2", "chr8"], 300)
+    pd.DataFrame({"chrom": chroms, "start": starts, "end": starts + 150, "label": [0, 1] * 150}) \
+        .to_csv(tmp_path / "r.csv", index=False)
+    regions = read_examples(LabelledData(path=str(tmp_path / "r.csv")))
+    splits = assign_splits(regions, LabelledData(test_chromosomes=["chr8"]), seed=0)
+    assert ((splits == "test") == (chroms == "chr8")).all() and (splits == "validation").sum() > 5
+    splits = assign_splits(regions, LabelledData(), seed=0)
+    for i in range(300):
+        for j in range(300):
+            if chroms[i] == chroms[j] and abs(int(starts[i]) - int(starts[j])) < 150:
+                assert splits[i] == splits[j]
+    assert {"train", "validation", "test"} == set(splits)
