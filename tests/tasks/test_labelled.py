@@ -56,6 +56,11 @@ def test_regions_off_the_genome_are_counted_and_listed_not_dropped_silently(tmp_
     overlaps = data.summary["leakage"]["test"]["overlapping_train_region"]
     assert overlaps["count"] == 0   # windows of 200 bp centred 300 bp apart touch at most
     assert data.summary["leakage"]["pretraining"]["checked"] is False   # trained from scratch
+    made.pretrained = str(embedded_default.checkpoint)
+    pretrained = build(made, tokenizer, block_size=BLOCK, out_dir=tmp_path / "run")
+    assert pretrained.summary["leakage"]["pretraining"]["test_chromosomes_pretrained_on"] == ["chr1"]
+    assert "test chromosomes ['chr1'] were in the pretraining corpus" in \
+        pretrained.summary["leakage"]["pretraining"]["warning"]
 
 
 def test_test_chromosomes_seen_in_pretraining_are_reported(tmp_path, embedded_default):
@@ -169,7 +174,7 @@ def motif_pipeline(embedded_default, tmp_path_factory):
     out = tmp_path_factory.mktemp("labelled_pipeline")
     stages = [labelled_data.STAGE, finetune.stage("labelled"), REPORT]
     train = {"max_steps": 30, "global_batch_size": 16, "micro_batch_size": 16, "lr": 1e-3, "warmup_steps": 3,
-             "eval_every": 10, "checkpoint_every": 30, "progress": False}
+             "eval_every": 15, "checkpoint_every": 30, "progress": False}
     sections = {"out_dir": str(out), "labelled_data": {"count": 300, "length": 150},
                 "labelled": {"pretrained": str(embedded_default.checkpoint), "eval_batch_size": 64,
                              "bootstrap_resamples": 100, "train": train,
@@ -202,7 +207,7 @@ def test_fine_tuning_learns_a_regression_target_beside_the_ridge_baseline(embedd
     main(["finetune", "labelled", "--config", str(tmp_path / "c.yaml"), "--out", str(out), "data.standardise=true",
           "data.split_fractions=[0.6,0.2,0.2]", "eval_batch_size=64", "bootstrap_resamples=100",
           "train.max_steps=30", "train.global_batch_size=16", "train.micro_batch_size=16", "train.lr=1e-3",
-          "train.warmup_steps=3", "train.eval_every=10", "train.checkpoint_every=30", "train.progress=false"])
+          "train.warmup_steps=3", "train.eval_every=15", "train.checkpoint_every=30", "train.progress=false"])
     report = json.loads((out / "report.json").read_text())
     model, baseline = report["test"]["rows"]["fine-tuned model"], report["test"]["rows"]["4-mer baseline"]
     print(f"\nregression planted motif: model Pearson {model['pearson']:.3f} R2 {model['r2']:.3f}; "
