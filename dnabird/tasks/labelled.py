@@ -331,11 +331,14 @@ def target_transform(data: LabelledData, targets: np.ndarray, loss: str) -> Targ
     return TargetTransform(log1p=data.log1p, mean=tuple(scaled.mean(axis=0)), std=tuple(std), link=link)
 
 
-def loss_spec(data: LabelledData, problem: str, labels: np.ndarray, outputs: int) -> LossSpec:
-    """The loss and its weights for `problem`, "balanced" weights counted on the training `labels`."""
+def loss_spec(data: LabelledData, problem: str, labels: np.ndarray, outputs: int,
+              positive_weight: float = 1.0) -> LossSpec:
+    """The loss and its weights for `problem`, "balanced" weights counted on the training `labels`; without
+    `data.pos_weight` a bce loss weighs every output's positives by the run's `positive_weight`."""
     kind = data.loss or LOSSES[problem][0]
     reject(kind not in LOSSES[problem], "data.loss", kind, f"one of {LOSSES[problem]} for a {problem} problem")
-    pos_weight = class_weights = None
+    pos_weight = (positive_weight,) * outputs if kind == "bce" and positive_weight != 1 else None
+    class_weights = None
     if data.pos_weight is not None:
         reject(kind != "bce", "data.pos_weight", data.pos_weight, "null: only a bce loss weighs positives")
         if data.pos_weight == BALANCED:
@@ -430,7 +433,7 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
     eval_length = data.eval_length or -(-longest // block_size) * block_size
     encoded, _ = tokenizer.pad_batch(ids, block_size=block_size, length=eval_length)
     train_rows = splits == "train"
-    loss = loss_spec(data, problem, labels.values[train_rows], len(labels.names))
+    loss = loss_spec(data, problem, labels.values[train_rows], len(labels.names), config.positive_weight)
     targets, transform = labels.values, None
     if problem == REGRESSION:
         transform = target_transform(data, labels.values[train_rows], loss.kind)
@@ -443,7 +446,8 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
     regions = table.kind == "regions"
     spec = TaskSpec(task="labelled", problem=problem, labels=list(labels.names), eval_length=int(eval_length),
                     window_length=max(len(s) for s in sequences), anchor="centre",
-                    strand_rule="feature" if regions else "forward", tokenizer_hash=tokenizer.hash,
+                    strand_rule="feature" if regions and (table.frame["strand"] == "-").any() else "forward",
+                    tokenizer_hash=tokenizer.hash,
                     target_transform=None if transform is None else transform.to_dict())
     bases = _padded_bases(sequences)
     kmers = kmer_counts(bases, data.kmer)
