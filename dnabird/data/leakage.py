@@ -5,7 +5,7 @@ does such a copy carry another label), does its region overlap a training region
 coordinates, and does it share a long k-mer (32 bp by default, canonical: a k-mer and its reverse complement
 count as one) with any training sequence. Sequences are compared through 16-byte digests of their canonical
 form and k-mers as 2-bit codes in 64-bit integers (k <= 32), sorted once for the training split and searched
-for the others, so 100,000 sequences of 1 kb take seconds.
+for the others: 100,000 training sequences of 1 kb take about half a minute (benchmarks/leakage.py).
 
 `pretraining_chromosomes` reads the chromosomes a pretrained checkpoint saw, where its run recorded them.
 """
