@@ -55,8 +55,8 @@ def chance_warning(history: list[tuple[int, dict]], labels: np.ndarray, problem:
     """None if the run left chance, else a warning: `history` is every validation as (step, metrics), `labels` the
     validation labels; validations during warm-up do not count (all do if none came after it). "at_chance": the
     best score after warm-up of the problem's ranking metric (AUROC; median AUROC; multi-class accuracy; mean
-    Pearson r) stayed within its chance bound. "one_class" (binary): AUROC left chance but accuracy never left the majority level,
-    the model ranks but its every prediction is (nearly) one class."""
+    Pearson r) stayed within its chance bound. "one_class" (binary): AUROC left chance but accuracy never left the
+    majority level, the model ranks but its every prediction is (nearly) one class."""
     after = [metrics for step, metrics in history if step > warmup_steps] or [metrics for _, metrics in history]
     best = {}
     for metric, bound in chance_bounds(labels, problem).items():

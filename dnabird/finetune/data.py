@@ -12,7 +12,7 @@ import torch
 
 from dnabird.data.epochs import EpochOrder
 from dnabird.errors import ParameterError, reject
-from dnabird.finetune.baselines import Baseline
+from dnabird.finetune.baselines import CLASSIFIERS, REGRESSORS, Baseline
 from dnabird.model.heads import LOSSES, default_loss
 from dnabird.model.task_spec import REGRESSION, TaskSpec
 
@@ -174,6 +174,10 @@ class TaskData:
     def __post_init__(self):
         if self.loss is not None:
             self.loss.check(self.spec)
+        fits = REGRESSORS if self.spec.problem == REGRESSION else CLASSIFIERS
+        for name, baseline in self.baseline_features.items():
+            reject(baseline.model not in fits, f"baseline_features[{name!r}].model", baseline.model,
+                   f"one of {fits} for task {self.spec.task!r}'s {self.spec.problem} problem")
         if self.spec.problem == REGRESSION:
             check_regression_labels(self.spec, {"train": self.train, "validation": self.validation,
                                                 "test": self.test}, self.loss or LossSpec.default(self.spec))

@@ -156,7 +156,7 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
                 labels, scores, _ = predict(model, TokenExamples(split_ids, split_targets), spec,
                                             batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id,
                                             device=run.device)
-                report[split] = {"model": multiclass_metrics(labels, scores),
+                report[split] = {"model": multiclass_metrics(labels, scores, spec.labels),
                                  "majority_class": {"accuracy": float((split_targets == majority).mean()),
                                                     "examples": len(split_targets)}}
                 if split == "validation":   # validated once, at the end: a run that stayed at chance says so
