@@ -1,5 +1,5 @@
 """Labelled sequence tables with a planted motif, to try the `labelled` task on (docs/own-data.md): windows of a
-genome (or random DNA) into which `MOTIF` is written 0 to `max_copies` times at random places.
+genome that do not overlap (or random DNA) into which `MOTIF` is written 0 to `max_copies` times at random places.
 
 - binary: label 1 when the sequence carries the motif (once), else 0 — half of each;
 - regression: target = the number of copies (0 to `max_copies`, uniform) plus Gaussian noise of `noise` s.d.
@@ -27,19 +27,22 @@ def reverse_complement(sequence: str) -> str:
 
 
 def _background(rng: np.random.Generator, count: int, length: int, genome) -> list[str]:
-    """`count` windows of `length` bp: of `genome` (a `dnabird.genome.Genome`; none with N), else random DNA."""
+    """`count` windows of `length` bp: non-overlapping windows of `genome` (a `dnabird.genome.Genome`; slots of
+    `length` bp drawn without replacement, those with N passed over), else random DNA."""
     if genome is None:
         return ["".join(rng.choice(list("ACGT"), length)) for _ in range(count)]
-    contigs = [c for c in genome.contigs if genome.length(c) > 10 * length]
-    weights = np.array([genome.length(c) for c in contigs], dtype=np.float64)
+    contigs = genome.contigs
+    slots = np.cumsum([genome.length(c) // length for c in contigs])
     out = []
-    while len(out) < count:
-        chrom = contigs[rng.choice(len(contigs), p=weights / weights.sum())]
-        start = int(rng.integers(0, genome.length(chrom) - length))
-        sequence = genome.fetch(chrom, start, start + length).sequence.upper()
+    for slot in rng.permutation(int(slots[-1])):
+        contig = int(np.searchsorted(slots, slot, side="right"))
+        start = (int(slot) - (int(slots[contig - 1]) if contig else 0)) * length
+        sequence = genome.fetch(contigs[contig], start, start + length).sequence.upper()
         if "N" not in sequence:
             out.append(sequence)
-    return out
+            if len(out) == count:
+                return out
+    raise ValueError(f"the genome holds {len(out)} windows of {length} bp without N, fewer than {count}")
 
 
 def plant(sequence: str, copies: int, rng: np.random.Generator, motif: str = MOTIF) -> str:
