@@ -118,8 +118,9 @@ def _read_delimited(path: Path, separator: str) -> pd.DataFrame:
     frame = frame.fillna("")
     frame.columns = [str(c).strip() for c in frame.columns]
     frame["line"] = np.arange(2, len(frame) + 2)
-    blank = (frame.drop(columns="line") == "").all(axis=1)
-    return frame[~blank].reset_index(drop=True)
+    with _open_text(path) as handle:      # empty lines are no rows (a line of separators is a row of empty cells)
+        blank = {number for number, text in enumerate(handle, start=1) if not text.strip()}
+    return frame[~frame["line"].isin(blank)].reset_index(drop=True)
 
 
 def _read_bed(path: Path) -> pd.DataFrame:

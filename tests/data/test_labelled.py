@@ -129,6 +129,8 @@ def test_problems_are_inferred_from_the_labels_and_parsed():
 
 @pytest.mark.parametrize(("text", "options", "message"), [
     ("sequence,label\nACGT,1\nACGA,\n", {}, r"t.csv, line 3: missing or empty label in column 'label'"),
+    ("sequence,label\nACGT,1\n\nACGA,\n", {}, r"t.csv, line 4: missing or empty label in column 'label'"),
+    ("sequence,label\nACGT,1\n,\n", {}, r"t.csv, line 3: empty sequence"),
     ("sequence,y\nACGT,1\n", {"label_columns": ["label"]}, r"t.csv, line 1: the header names no label column 'label'"),
     ("seq_text,label\nACGT,1\n", {}, r"t.csv, line 1: the header names neither a sequence column"),
     ("sequence,label\nACGT,1\nACXT,0\n", {}, r"t.csv, line 3: sequence holds 'X'"),
