@@ -110,7 +110,21 @@ def _variants(report: dict) -> tuple[str, list[str]]:
     return "; ".join(heads) + " (vs distant neutral / vs in-element controls)", lines
 
 
-SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "variants": _variants}
+def _labelled(report: dict) -> tuple[str, list[str]]:
+    """The labelled task: a fine-tuned stage's headline and table (`_finetuned`), then its data's skips and the
+    leakage check."""
+    from dnabird.data.leakage import format_leakage
+
+    headline, body = _finetuned(report)
+    data = report["data"]
+    skipped = ", ".join(f"{reason}: {count}" for reason, count in data["skipped"].items()) or "none"
+    return headline, [*body, "", f"{data['problem']} on {data['inputs']} "
+                      f"({', '.join(Path(f).name for f in data['files'])}); {data['rows_read']} rows read, skipped "
+                      f"{skipped} (skipped.tsv); splits: {data['split']}.", "", *format_leakage(data["leakage"])]
+
+
+SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "variants": _variants,
+             "labelled": _labelled}
 
 
 def render(config: ReportConfig, out_dir: Path) -> str:
