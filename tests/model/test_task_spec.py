@@ -19,7 +19,7 @@ def test_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("change, culprit", [
-    ({"problem": "regression"}, "problem"),
+    ({"problem": "ordinal"}, "problem"),
     ({"problem": "binary"}, "labels"),  # binary needs exactly one label
     ({"labels": ["a", "a", "b"], "label_groups": {}}, "labels"),
     ({"eval_length": 0}, "eval_length"),
