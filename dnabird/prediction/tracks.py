@@ -105,7 +105,7 @@ def plot_tracks(bigwigs: dict[str, str | os.PathLike], lines: dict[str, list[str
             ax.set_xlim(start, end)
             ax.set_xlabel(f"{chrom}:{start + 1:,}-{end:,} (1-based)")
             ax.set_ylabel(scale)
-            ax.legend(fontsize=7, loc="upper right", ncols=min(4, len(lines)))
+            ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1), ncols=min(4, len(lines)), frameon=False)
     finally:
         for handle in handles.values():
             handle.close()
