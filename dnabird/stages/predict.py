@@ -30,7 +30,7 @@ class PredictConfig:
     "chrom:start-end" (1-based inclusive). step: bp between tile starts (null: the head's window, no overlap).
     plot: the lines of `tracks.png`, each an output or a label group (drawn as the median of its outputs'
     tracks); null: every label group of the head, or its first four outputs when it has none. format: the
-    table's ("tsv", "parquet" or "hdf5"). batch_size: windows per model call."""
+    table's ("tsv", "parquet" or "hdf5"). batch_size: windows per model call. device: "cpu", "auto", "cuda" …"""
 
     model: str | None = None
     genome: str | None = None
@@ -39,6 +39,7 @@ class PredictConfig:
     plot: list[str] | None = None
     format: str = "tsv"
     batch_size: int = 16
+    device: str = "cpu"
 
     def __post_init__(self):
         reject(not isinstance(self.region, list) or not self.region or not all(isinstance(r, str) for r in self.region),
@@ -84,7 +85,7 @@ def run(config: PredictConfig, context: RunContext, stage_dir: Path) -> dict[str
     table = stage_dir / f"tiles.{FORMATS[config.format]}"
     started = time.perf_counter()
     record = predict_to_files(config.model, table, tiles=config.region, genome=config.genome, step=config.step,
-                              format=config.format, batch_size=config.batch_size, device="cpu")
+                              format=config.format, batch_size=config.batch_size, device=config.device)
     seconds = time.perf_counter() - started
     tracks = table.with_name(record["files"]["tracks"]["folder"])
     by_output = record["files"]["tracks"]["by_output"]
