@@ -28,6 +28,7 @@ PLOTTED_OUTPUTS = 4  # lines drawn by default for a head without label groups
 class PredictConfig:
     """model, genome: paths or `<stage>:<output>` (null: module docstring). region: the spans tiled, "chrom" or
     "chrom:start-end" (1-based inclusive). step: bp between tile starts (null: the head's window, no overlap).
+    strand: the strand a strand-specific head (the promoter head) tiles, "+" or "-" (null: "+").
     plot: the lines of `tracks.png`, each an output or a label group (drawn as the median of its outputs'
     tracks); null: every label group of the head, or its first four outputs when it has none. format: the
     table's ("tsv", "parquet" or "hdf5"). batch_size: windows per model call. device: "cpu", "auto", "cuda" …"""
@@ -36,6 +37,7 @@ class PredictConfig:
     genome: str | None = None
     region: list[str] = field(default_factory=lambda: ["chr1:100001-130000"])
     step: int | None = None
+    strand: str | None = None
     plot: list[str] | None = None
     format: str = "tsv"
     batch_size: int = 16
@@ -85,7 +87,8 @@ def run(config: PredictConfig, context: RunContext, stage_dir: Path) -> dict[str
     table = stage_dir / f"tiles.{FORMATS[config.format]}"
     started = time.perf_counter()
     record = predict_to_files(config.model, table, tiles=config.region, genome=config.genome, step=config.step,
-                              format=config.format, batch_size=config.batch_size, device=config.device)
+                              strand=config.strand, format=config.format, batch_size=config.batch_size,
+                              device=config.device)
     seconds = time.perf_counter() - started
     tracks = table.with_name(record["files"]["tracks"]["folder"])
     by_output = record["files"]["tracks"]["by_output"]
