@@ -98,7 +98,7 @@ def run(config: PredictConfig, context: RunContext, stage_dir: Path) -> dict[str
     report = {"model": config.model, "genome": config.genome, "regions": config.region,
               "step": record["settings"]["step"], "window_bp": record["settings"]["window_bp"],
               "scale": record["scale"], "outputs": len(record["outputs"]), "summary": record["summary"],
-              "seconds": round(seconds, 2), "tiles_per_second": round(predicted / seconds, 2) if seconds else None,
+              "seconds": round(seconds, 2), "tiles_per_second": round(predicted / max(seconds, 1e-9), 2),
               "plot": {"file": "tracks.png", "lines": lines},
               "files": {"table": table.name, "unpredicted": record["files"]["unpredicted"],
                         "tracks": tracks.name, "record": f"{table.name}.json"}}
