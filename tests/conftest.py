@@ -7,8 +7,8 @@ pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens) -> that m
 promoters for 6 steps on 800-bp windows, and on the toy's chromatin bundle for 6 steps -> the
 chromatin head over 9 tiles of 5 kb of chr1 (tracks and their plot) -> the toy VCF scored (zero-shot on 201-bp
 windows, by the promoter and the chromatin heads) -> report.md.
-Time budget: about 115 s on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and
-its evaluation ~60 s; the promoter stage ~15 s; the chromatin stage ~15 s; variants ~15 s).
+Time budget: about 120 s on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and
+its evaluation ~60 s; the promoter stage ~15 s; the chromatin stage ~15 s; predict ~5 s; variants ~15 s).
 Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
 skips every stage that is up to date and the fixture costs about a second.
 """
