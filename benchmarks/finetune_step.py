@@ -32,7 +32,7 @@ def _measure(job: dict) -> dict:
     batch = {"input_ids": ids.to(device), "attention_mask": torch.ones_like(ids, dtype=torch.bool).to(device),
              "token_type_ids": torch.zeros_like(ids).to(device),
              "labels": (torch.arange(job["batch"]) % 2).float().to(device)}
-    loss_fn = classification_loss(1.0, "binary")
+    loss_fn = classification_loss("binary")
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda")
 

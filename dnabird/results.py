@@ -37,8 +37,10 @@ def _ci(row: dict, key: str) -> tuple[float, float] | None:
     return tuple(interval) if interval else None
 
 
-# A fine-tuning test row's scalar metrics (classification; ROUGE F-measures of the summarise task) -> column.
-SCALAR_COLUMNS = {"accuracy": "accuracy", "f1": "f1", "auroc": "auroc",
+# A fine-tuning test row's scalar metrics (classification; regression, means over targets; ROUGE F-measures of
+# the summarise task) -> column.
+SCALAR_COLUMNS = {"accuracy": "accuracy", "f1": "f1", "auroc": "auroc", "mcc": "MCC", "macro_f1": "macro F1",
+                  "pearson": "Pearson r", "spearman": "Spearman", "r2": "R²",
                   "rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L"}
 
 

@@ -1,6 +1,6 @@
-"""Cheap baselines printed beside every fine-tuned score: a logistic regression on k-mer counts or on the
-token count alone (or, where a task asks for it, a one-hidden-layer perceptron on its features). When one of
-them scores as high as the model, the task (not the model) is easy."""
+"""Cheap baselines printed beside every fine-tuned score: a logistic regression (classes) or a ridge regression
+(regression targets) on k-mer counts or on the token count alone (or, where a task asks for it, a one-hidden-layer
+perceptron on its features). When one of them scores as high as the model, the task (not the model) is easy."""
 
 from __future__ import annotations
 
@@ -36,19 +36,39 @@ def kmer_counts(sequences: np.ndarray, k: int) -> np.ndarray:
 MLP_HIDDEN_UNITS = 16
 
 
+CLASSIFIERS, REGRESSORS = ("logistic", "mlp"), ("ridge",)   # `Baseline.model`s of classes and of targets
+
+
 class Baseline(NamedTuple):
     """A baseline: its features of the train slots (epoch 0) and of the test examples, and the model fit on
-    them: `logistic` (`multilabel_logistic_scores`) or `mlp` (`multilabel_mlp_scores`)."""
+    them: `logistic` (`multilabel_logistic_scores`) or `mlp` (`multilabel_mlp_scores`) for classes, `ridge`
+    (`ridge_predictions`) for regression targets."""
 
     train: np.ndarray
     test: np.ndarray
     model: str = "logistic"
 
     def scores(self, train_y: np.ndarray, *, seed: int) -> np.ndarray:
-        """[N_test, K] probabilities of the baseline's model fit on the train features and `train_y` [N_train, K]."""
-        fits = {"logistic": multilabel_logistic_scores, "mlp": multilabel_mlp_scores}
+        """[N_test, K] probabilities (or ridge's predicted targets) of the baseline's model fit on the train
+        features and `train_y` [N_train, K] (0/1 labels, or targets)."""
+        fits = {"logistic": multilabel_logistic_scores, "mlp": multilabel_mlp_scores, "ridge": ridge_predictions}
         reject(self.model not in fits, "Baseline.model", self.model, f"one of {sorted(fits)}")
         return fits[self.model](self.train, train_y, self.test, seed=seed)
+
+
+RIDGE_ALPHAS = tuple(10.0 ** np.arange(-2, 5))
+
+
+def ridge_predictions(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *, seed: int = 0) -> np.ndarray:
+    """[N_test, K] predictions of a ridge regression on standardised features, one per target column of
+    `train_y` ([N_train, K]), each target's penalty chosen among `RIDGE_ALPHAS` by leave-one-out error on the
+    train rows (scikit-learn's `RidgeCV`). `seed` is unused (the fit is deterministic)."""
+    from sklearn.linear_model import RidgeCV
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(train_x)
+    model = RidgeCV(alphas=RIDGE_ALPHAS, alpha_per_target=True).fit(scaler.transform(train_x), np.asarray(train_y))
+    return model.predict(scaler.transform(test_x)).reshape(len(test_x), -1)
 
 
 def multilabel_logistic_scores(train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray, *,

@@ -1,6 +1,7 @@
 """Whether a fine-tuning run left chance: its validation scores after warm-up against those of a model that
-always predicts the majority class (accuracy = that class's share, AUROC 0.5), with a margin of three standard
-errors of those chance scores on the validation set, so that a run which never beat them says so."""
+always predicts the majority class (accuracy = that class's share, AUROC 0.5) or, for a regression, of
+predictions unrelated to the targets (Pearson r 0), with a margin of three standard errors of those chance
+scores on the validation set, so that a run which never beat them says so."""
 
 from __future__ import annotations
 
@@ -23,8 +24,11 @@ def chance_bounds(labels: np.ndarray, problem: str) -> dict[str, float]:
     """The highest validation score still at chance, per metric: accuracy (binary, multi-class) up to the majority
     share + 3 binomial standard errors; AUROC (binary) up to 0.5 + 3 standard errors of the Mann-Whitney statistic
     under no signal; median AUROC (multi-label) up to 0.5 + 3 standard errors of the median of K such AUROCs (each
-    with the median label's positives)."""
+    with the median label's positives); the mean Pearson r over targets (regression) up to 3 standard errors of
+    one target's r under no correlation, 1 / sqrt(N − 1) (not divided by sqrt(K): targets are often correlated)."""
     labels = np.asarray(labels)
+    if problem == "regression":
+        return {"pearson": SIGMAS / math.sqrt(max(len(labels) - 1, 1))}
     if problem == "multilabel":   # the median of K labels' AUROCs: 1.2533 sigma / sqrt(K) (independent labels)
         positives = float(np.median(labels.sum(0)))
         error = _auroc_error(positives, len(labels) - positives) * 1.2533 / math.sqrt(labels.shape[1])
@@ -44,15 +48,15 @@ def _auroc_error(positives: float, negatives: float) -> float:
     return math.sqrt((positives + negatives + 1) / (12 * positives * negatives))
 
 
-RANKING = {"binary": "auroc", "multilabel": "median_auroc", "multiclass": "accuracy"}
+RANKING = {"binary": "auroc", "multilabel": "median_auroc", "multiclass": "accuracy", "regression": "pearson"}
 
 
 def chance_warning(history: list[tuple[int, dict]], labels: np.ndarray, problem: str, warmup_steps: int) -> dict | None:
     """None if the run left chance, else a warning: `history` is every validation as (step, metrics), `labels` the
     validation labels; validations during warm-up do not count (all do if none came after it). "at_chance": the
-    best score after warm-up of the problem's ranking metric (AUROC; median AUROC; multi-class accuracy) stayed
-    within its chance bound. "one_class" (binary): AUROC left chance but accuracy never left the majority level,
-    the model ranks but its every prediction is (nearly) one class."""
+    best score after warm-up of the problem's ranking metric (AUROC; median AUROC; multi-class accuracy; mean
+    Pearson r) stayed within its chance bound. "one_class" (binary): AUROC left chance but accuracy never left the
+    majority level, the model ranks but its every prediction is (nearly) one class."""
     after = [metrics for step, metrics in history if step > warmup_steps] or [metrics for _, metrics in history]
     best = {}
     for metric, bound in chance_bounds(labels, problem).items():

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from dnabird.config import RecipeConfig
 from dnabird.errors import reject
-from dnabird.finetune.metrics import BINARY_METRICS, LOWER_IS_BETTER
+from dnabird.finetune.metrics import SELECTION_METRICS
 from dnabird.train import TrainConfig
 
 FROM_SCRATCH = "none"
@@ -27,9 +27,13 @@ class FinetuneConfig(RecipeConfig):
         checkpoint's (or the preset's; poolings: docs/promoter.md), saved with the fine-tuned model; null keeps
         them (local_max_tokens: 0).
     freeze_encoder: train the classification head only.
-    positive_weight: weight of positive targets in the binary / multi-label loss (1: unweighted).
+    positive_weight: weight of positive targets in the binary / multi-label loss (1: unweighted), where the task
+        sets no loss of its own (`TaskData.loss`).
     epochs: when set, train.max_steps = ceil(epochs × examples per epoch / train.global_batch_size).
-    selection_metric: the validation metric that picks the model kept ("loss": lowest; others: highest).
+    selection_metric: the validation metric that picks the model kept ("loss" and "mse": lowest; others: highest);
+        one the task's problem does not have (`dnabird.finetune.metrics.SELECTION_METRICS`, e.g. the default
+        "auroc" for a regression) is replaced by the problem's default (binary "auroc", multi-class "mcc",
+        multi-label "median_auroc", regression "pearson": the mean Pearson r over targets), with a log line.
     eval_batch_size: examples per forward pass when evaluating.
     bootstrap_resamples: resamples of the test set for each metric's 95 % interval.
     seed: model initialisation (head; the whole model from scratch), example order, negatives, dropout.
@@ -65,7 +69,7 @@ class FinetuneConfig(RecipeConfig):
                (self.eval_batch_size, self.bootstrap_resamples), "integers >= 1")
         reject(self.pooling is not None and self.pooling not in POOLINGS, "pooling", self.pooling,
                f"one of {POOLINGS}, or null to keep the checkpoint's")
-        known = (*BINARY_METRICS, *LOWER_IS_BETTER, "median_auroc", "median_auprc", "macro_f1")
+        known = tuple(dict.fromkeys(m for metrics in SELECTION_METRICS.values() for m in metrics))
         reject(self.selection_metric not in known, "selection_metric", self.selection_metric, f"one of {known}")
         build_encoder_config(self.model, self.model_overrides)  # the model settings fail when the config loads
 

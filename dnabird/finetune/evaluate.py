@@ -1,56 +1,88 @@
-"""Scoring a fine-tuned classifier on fixed examples, and keeping the best model seen on validation."""
+"""Scoring a fine-tuned classifier or regression head on fixed examples (`predict`, `score`, `Scoring`), and
+keeping the best model seen on validation (`Selection`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import safetensors.torch
 import torch
 import torch.nn.functional as F
 
-from dnabird.finetune.data import EpochExamples, collate
-from dnabird.finetune.metrics import better, binary_metrics, multiclass_metrics, multilabel_metrics
+from dnabird.finetune.data import EpochExamples, LossSpec, collate
+from dnabird.finetune.metrics import (
+    better,
+    binary_metrics,
+    multiclass_metrics,
+    multilabel_metrics,
+    regression_metrics,
+)
 from dnabird.io import follow_umask, write_json_atomic
-from dnabird.model.task_spec import TaskSpec
+from dnabird.model.task_spec import REGRESSION, TaskSpec
 
 
-def classifier_forward(model: torch.nn.Module, batch: dict[str, torch.Tensor], problem: str, positive_weight: float,
-                       **extra):
-    """The classifier's output on a collated batch, with its loss (BCE weighting positives by
-    `positive_weight`, or CE for a multi-class problem); `extra` goes to the model (e.g. `step`)."""
-    weight = None if problem == "multiclass" else torch.tensor(positive_weight, device=batch["labels"].device)
+class Scoring(NamedTuple):
+    """What a finished run hands `Task.report`: `predict(examples) -> (labels, scores, mean loss)` with the
+    selected model at the run's settings (`predict`), and the tokenizer's pad id."""
+
+    predict: Callable[[EpochExamples], tuple[np.ndarray, np.ndarray, float]]
+    pad_id: int
+
+
+def classifier_forward(model: torch.nn.Module, batch: dict[str, torch.Tensor], loss: LossSpec, **extra):
+    """The head's output on a collated batch, with its `loss` (`LossSpec`); `extra` goes to the model
+    (e.g. `step`)."""
     return model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"], labels=batch["labels"],
-                 pos_weight=weight, global_attention_mask=batch.get("global_attention_mask"), **extra)
+                 global_attention_mask=batch.get("global_attention_mask"),
+                 **loss.head_options(batch["labels"].device), **extra)
 
 
 @torch.no_grad()
 def predict(model: torch.nn.Module, examples: EpochExamples, spec: TaskSpec, *, batch_size: int = 8,
-            pad_id: int, positive_weight: float = 1.0,
+            pad_id: int, loss: LossSpec | None = None,
             device: str | torch.device = "cpu") -> tuple[np.ndarray, np.ndarray, float]:
-    """(labels, scores, mean loss) over every slot of `examples` in order (epoch 0), in eval mode; scores
-    are probabilities: sigmoid per output (binary [N], multi-label [N, K]) or softmax (multi-class)."""
+    """(labels, scores, mean loss) over every slot of `examples` in order (epoch 0), in eval mode. `loss`:
+    the loss reported (None: the problem's default, unweighted). Scores are probabilities, sigmoid per output
+    (binary [N], multi-label [N, K]) or softmax (multi-class), or a regression head's outputs [N, K]; regression
+    labels and outputs are in the training scale (`user_scale` maps both to the user's)."""
+    loss = LossSpec.default(spec) if loss is None else loss
     model.eval()
     labels, scores, loss_sum = [], [], 0.0
     for first in range(0, len(examples), batch_size):
         batch = collate([examples.example(i, 0) for i in range(first, min(len(examples), first + batch_size))],
                         pad_id=pad_id, class_labels=spec.problem == "multiclass")
         batch = {k: v.to(device) for k, v in batch.items()}
-        out = classifier_forward(model, batch, spec.problem, positive_weight)
+        out = classifier_forward(model, batch, loss)
         loss_sum += float(out.loss) * len(batch["labels"])
         logits = out.logits.float()
-        scores.append((F.softmax(logits, -1) if spec.problem == "multiclass" else torch.sigmoid(logits)).cpu())
+        if spec.problem == "multiclass":
+            logits = F.softmax(logits, -1)
+        elif spec.problem != REGRESSION:
+            logits = torch.sigmoid(logits)
+        scores.append(logits.cpu())
         labels.append(batch["labels"].cpu())
     return torch.cat(labels).numpy(), torch.cat(scores).numpy(), loss_sum / len(examples)
 
 
+def user_scale(spec: TaskSpec, labels: np.ndarray, outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A regression task's labels and head outputs, both in the training scale, in the user's scale
+    (`TargetTransform.restore` and `inverse`)."""
+    transform = spec.transform
+    return transform.restore(labels), transform.inverse(outputs)
+
+
 def score(spec: TaskSpec, labels: np.ndarray, scores: np.ndarray) -> dict:
-    """The metrics of `spec.problem` (see `dnabird.finetune.metrics`)."""
+    """The metrics of `spec.problem` (see `dnabird.finetune.metrics`); a regression's in the user's scale."""
     if spec.problem == "binary":
         return binary_metrics(labels, scores)
     if spec.problem == "multiclass":
-        return multiclass_metrics(labels, scores)
+        return multiclass_metrics(labels, scores, spec.labels)
+    if spec.problem == REGRESSION:
+        return regression_metrics(*user_scale(spec, labels, scores), spec.labels)
     return multilabel_metrics(labels, scores, spec.labels, spec.label_groups)
 
 

@@ -1,5 +1,6 @@
 """The test report of a fine-tuned model: its metrics with bootstrap 95 % intervals beside the cheap
-baselines on the same examples, the token lengths per class, a printed table and ROC / PR plots."""
+baselines on the same examples (binary, multi-class, multi-label and regression rows), the token lengths per
+class, a printed table and ROC / PR plots."""
 
 from __future__ import annotations
 
@@ -9,11 +10,22 @@ import numpy as np
 
 from dnabird.finetune.baselines import Baseline
 from dnabird.finetune.data import EpochExamples
-from dnabird.finetune.metrics import binary_metrics, bootstrap_intervals, median_auroc_intervals, multilabel_metrics
+from dnabird.finetune.metrics import (
+    binary_metrics,
+    bootstrap_intervals,
+    median_auroc_intervals,
+    multiclass_intervals,
+    multiclass_metrics,
+    multilabel_metrics,
+    regression_intervals,
+    regression_metrics,
+)
+from dnabird.model.task_spec import TaskSpec
 from dnabird.train.metrics import save_png
 
-TABLE_COLUMNS = ("accuracy", "f1", "auroc", "auprc", "mcc", "precision", "recall")
-INTERVAL_COLUMNS = ("accuracy", "f1", "auroc")
+TABLE_COLUMNS = ("accuracy", "f1", "auroc", "auprc", "mcc", "precision", "recall", "macro_f1", "macro_auroc",
+                 "pearson", "spearman", "r2", "mse")
+INTERVAL_COLUMNS = ("accuracy", "f1", "auroc", "mcc", "macro_f1", "macro_auroc", "pearson", "spearman", "r2", "mse")
 MODEL_ROW = "fine-tuned model"
 FORWARD_ROW = "fine-tuned model, forward strand only"
 
@@ -43,6 +55,37 @@ def binary_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[st
     return rows, scores
 
 
+def multiclass_rows(labels: np.ndarray, model_scores: np.ndarray, baselines: dict[str, Baseline],
+                    train_labels: np.ndarray, names, *, groups: np.ndarray | None, resamples: int,
+                    seed: int) -> dict:
+    """Multi-class metrics with intervals of the model (class scores [N, C]) and of each baseline (one
+    one-vs-rest fit per class, its scores normalised over the classes)."""
+    classes = len(names)
+    scores = {MODEL_ROW: model_scores}
+    for name, baseline in baselines.items():
+        fitted = baseline.scores(np.eye(classes)[np.asarray(train_labels, dtype=np.int64)], seed=seed)
+        scores[f"{name} baseline"] = fitted / np.clip(fitted.sum(1, keepdims=True), 1e-12, None)
+    return {name: {**multiclass_metrics(labels, values, names),
+                   "ci95": multiclass_intervals(labels, values, groups=groups, resamples=resamples, seed=seed)}
+            for name, values in scores.items()}
+
+
+def regression_rows(spec: TaskSpec, labels: np.ndarray, outputs: np.ndarray, baselines: dict[str, Baseline],
+                    train_labels: np.ndarray, *, groups: np.ndarray | None, resamples: int, seed: int) -> dict:
+    """Regression metrics with intervals, in the user's scale, of the model (head outputs [N, K]) and of each
+    baseline (ridge regression fit on the train targets in the training scale); `labels` and `train_labels`
+    in the training scale."""
+    transform = spec.transform
+    truth = transform.restore(labels)
+    predictions = {MODEL_ROW: transform.inverse(outputs)}
+    for name, baseline in baselines.items():
+        predictions[f"{name} baseline"] = transform.restore(baseline.scores(train_labels, seed=seed))
+    return {name: {**regression_metrics(truth, values, spec.labels),
+                   "ci95": regression_intervals(truth, values, spec.labels, groups=groups, resamples=resamples,
+                                                seed=seed)}
+            for name, values in predictions.items()}
+
+
 def token_count_features(train: EpochExamples, test: EpochExamples, pad_id: int) -> tuple[np.ndarray, np.ndarray]:
     """Tokens per slot of `train` and of `test` as drawn in epoch 0, [CLS] and [SEP] included ([N, 1] each)."""
     slots = [np.stack([split.example(i, 0)["input_ids"] for i in range(len(split))]) for split in (train, test)]
@@ -66,6 +109,21 @@ def _rows(rows: dict[str, dict]) -> list[str]:
     width = max(len(name) for name in rows) + 2
     header = " " * width + "".join(f"{c:>22}" if c in INTERVAL_COLUMNS else f"{c:>10}" for c in columns)
     return [header, *(f"{name:<{width}}" + "".join(_cell(row, c) for c in columns) for name, row in rows.items())]
+
+
+def _detail_lines(rows: dict[str, dict]) -> list[str]:
+    """Below the table: each target's row of a regression of several targets (means above), and each class's
+    F1 and AUROC of a multi-class problem."""
+    first = next(iter(rows.values()), {})
+    if len(first.get("targets", {})) > 1:
+        per_target = {f"{name}: {target}": {**values, "ci95": row["ci95"]["targets"][target]}
+                      for name, row in rows.items() for target, values in row["targets"].items()}
+        return ["per target (the rows above: means over targets)", *_rows(per_target)]
+    if "classes" in first:
+        return [f"per class, {name}: " + "; ".join(f"{c} F1 {_value(v['f1'])} AUROC {_value(v['auroc'])}"
+                                                   for c, v in row["classes"].items())
+                for name, row in rows.items()]
+    return []
 
 
 def multilabel_rows(labels: np.ndarray, scores: dict[str, np.ndarray], names, groups: dict[str, list[str]], *,
@@ -144,7 +202,7 @@ def format_table(report: dict) -> str:
     rows, warnings = report["test"]["rows"], warning_lines(report)
     if rows and "groups" in next(iter(rows.values())):     # multi-label: median AUROC per group
         return "\n".join([*warnings, report["test"]["title"], *_multilabel_lines(rows)])
-    lines = [*warnings, report["test"]["title"], *_rows(rows)]
+    lines = [*warnings, report["test"]["title"], *_rows(rows), *_detail_lines(rows)]
     for split, classes in report.get("token_lengths", {}).items():
         shown = "; ".join(f"{name} median {s['median']:.0f} (5-95 %: {s['p05']:.0f}-{s['p95']:.0f})"
                           for name, s in classes.items())
@@ -153,12 +211,34 @@ def format_table(report: dict) -> str:
 
 
 def comparison_table(reports: dict[str, dict]) -> str:
-    """Several runs' test tables as one: a row per (run, scorer)."""
+    """Several runs' test tables as one: a row per (run, scorer), then (with two runs or more) each scorer's
+    mean ± standard deviation over the runs that have it, per metric."""
     rows = {f"{run}: {scorer}": row for run, report in reports.items()
             for scorer, row in report["test"]["rows"].items()}
     if rows and "groups" in next(iter(rows.values())):
         return "\n".join(["test split, every run", *_multilabel_lines(rows)])
-    return "\n".join(["test split, every run (95 % bootstrap intervals)", *_rows(rows)])
+    return "\n".join(["test split, every run (95 % bootstrap intervals)", *_rows(rows), *_detail_lines(rows),
+                      *_spread_lines(reports)])
+
+
+def _spread_lines(reports: dict[str, dict]) -> list[str]:
+    """Each scorer's mean ± s.d. (ddof 1) of every table metric over the runs (none for a single run)."""
+    if len(reports) < 2:
+        return []
+    by_scorer: dict[str, list[dict]] = {}
+    for report in reports.values():
+        for scorer, row in report["test"]["rows"].items():
+            by_scorer.setdefault(scorer, []).append(row)
+    lines = [f"mean ± s.d. over runs ({len(reports)} runs)"]
+    for scorer, runs in by_scorer.items():
+        cells = []
+        for column in TABLE_COLUMNS:
+            values = [row[column] for row in runs if row.get(column) is not None]
+            if len(values) >= 2:
+                cells.append(f"{column} {np.mean(values):.3f} ± {np.std(values, ddof=1):.3f}")
+        if cells:
+            lines.append(f"{scorer} ({len(runs)} runs): " + ", ".join(cells))
+    return lines
 
 
 def plot_curves(labels: np.ndarray, scores: dict[str, np.ndarray], out_dir: Path) -> list[Path]:

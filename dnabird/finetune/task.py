@@ -10,22 +10,13 @@ written `<stage>:<output>` names another output of an earlier stage.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar, NamedTuple
-
-import numpy as np
+from typing import ClassVar
 
 from dnabird.finetune.config import FROM_SCRATCH
-from dnabird.finetune.data import EpochExamples, TaskData
-
-
-class Scoring(NamedTuple):
-    """What a finished run hands `Task.report`: `predict(examples) -> (labels, scores, mean loss)` with the
-    selected model at the run's settings, and the tokenizer's pad id."""
-
-    predict: Callable[[EpochExamples], tuple[np.ndarray, np.ndarray, float]]
-    pad_id: int
+from dnabird.finetune.data import TaskData
+from dnabird.finetune.evaluate import Scoring
 
 
 class Task:
@@ -67,8 +58,8 @@ class Task:
 
     def report(self, data: TaskData, config, scoring: Scoring) -> dict:
         """The test section of report.json (`test` with its rows, and `token_lengths`), written beside any
-        plots into `config.train.out_dir`: by default a binary task's model beside its baselines and a
-        multi-class task's scores."""
+        plots into `config.train.out_dir`: by default the model beside its baselines
+        (`dnabird.finetune.recipe.classification_report`)."""
         from dnabird.finetune.recipe import classification_report
 
         return classification_report(data, config, scoring)

@@ -102,9 +102,9 @@ class ClassifierOutput:
 class SequenceClassifier(nn.Module):
     """Encoder + dropout + linear layer on the pooled vector (`Encoder.pool`, `config.pooling`).
 
-    problem: "binary" (one logit, BCE), "multiclass" (softmax CE), "multilabel" (one sigmoid BCE per
-    output, e.g. 919 chromatin features; `pos_weight` up-weights positives) or "regression" (one real output
-    per target, [B, num_outputs] even for one target; mean squared error against float targets [B, K]).
+    problem: "binary" (one logit), "multiclass" (softmax over classes), "multilabel" (one sigmoid per output,
+    e.g. 919 chromatin features) or "regression" (one real output per target, [B, num_outputs] even for one
+    target). The loss (`loss`) is the one `LOSSES` allows for the problem, by default the first it lists.
     """
 
     def __init__(self, config: EncoderConfig, num_outputs: int, *, problem: str = "binary", seed: int = 0):
@@ -121,22 +121,51 @@ class SequenceClassifier(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, *, labels: torch.Tensor | None = None,
-                pos_weight: torch.Tensor | None = None, **encoder_options) -> ClassifierOutput:
-        """labels: [B] (binary, float), [B] class ids (multiclass) or [B, num_outputs] (multilabel).
+                loss: str | None = None, pos_weight: torch.Tensor | None = None,
+                class_weights: torch.Tensor | None = None, **encoder_options) -> ClassifierOutput:
+        """labels: [B] (binary, float), [B] class ids (multiclass), [B, num_outputs] (multilabel; regression,
+        float targets in the training scale). loss, pos_weight, class_weights: as `classifier_loss`.
         encoder_options (step, global_positions, global_attention_mask): as in `Encoder.forward`."""
         hidden = self.encoder(input_ids, attention_mask, token_type_ids, **encoder_options)
         logits = self.classifier(self.dropout(self.encoder.pool(hidden, attention_mask)))  # [B, num_outputs]
         if self.problem == "binary":
             logits = logits.squeeze(-1)  # [B]
         if labels is None:
-            loss = None
-        elif self.problem == "multiclass":
-            loss = F.cross_entropy(logits.float(), labels)
-        elif self.problem == REGRESSION:
-            loss = F.mse_loss(logits.float(), labels.float().reshape(logits.shape))
-        else:
-            loss = F.binary_cross_entropy_with_logits(logits.float(), labels.float(), pos_weight=pos_weight)
-        return ClassifierOutput(loss, logits)
+            return ClassifierOutput(None, logits)
+        return ClassifierOutput(classifier_loss(logits, labels, self.problem, loss, pos_weight=pos_weight,
+                                                class_weights=class_weights), logits)
+
+
+# loss -> the problems it trains; a problem's default loss is the first that lists it
+LOSSES = {"bce": ("binary", "multilabel"), "cross_entropy": ("multiclass",), "mse": (REGRESSION,),
+          "poisson": (REGRESSION,)}
+
+
+def default_loss(problem: str) -> str:
+    """The loss a `problem` trains with unless a task names another (`LOSSES`)."""
+    return next(kind for kind, problems in LOSSES.items() if problem in problems)
+
+
+def classifier_loss(logits: torch.Tensor, labels: torch.Tensor, problem: str, loss: str | None = None, *,
+                    pos_weight: torch.Tensor | None = None, class_weights: torch.Tensor | None = None) -> torch.Tensor:
+    """The mean loss of a `SequenceClassifier`'s outputs, computed in fp32. loss (None: the problem's default):
+    "bce" (binary cross-entropy of logits; `pos_weight` [num_outputs] or a scalar weighs positive targets),
+    "cross_entropy" (softmax over classes; `class_weights` [classes] weigh each class, the mean then divides
+    by the summed weights of the batch's labels, as torch's), "mse" (squared error), "poisson" (the Poisson
+    negative log-likelihood of counts given log-rate outputs, Stirling's term included: torch's
+    `PoissonNLLLoss(log_input=True, full=True)`)."""
+    loss = default_loss(problem) if loss is None else loss
+    reject(problem not in LOSSES.get(loss, ()), "loss", loss,
+           f"a loss of a {problem!r} problem: one of {[k for k, v in LOSSES.items() if problem in v]}")
+    logits = logits.float()
+    if loss == "cross_entropy":
+        return F.cross_entropy(logits, labels, weight=class_weights)
+    labels = labels.float().reshape(logits.shape)
+    if loss == "bce":
+        return F.binary_cross_entropy_with_logits(logits, labels, pos_weight=pos_weight)
+    if loss == "mse":
+        return F.mse_loss(logits, labels)
+    return F.poisson_nll_loss(logits, labels, log_input=True, full=True)
 
 
 @dataclass

@@ -26,6 +26,7 @@ from dnabird.model.checkpoint import LoadReport, load_weights
 from dnabird.model.config import SPARSE_ATTENTION_DROPOUT, EncoderConfig
 from dnabird.model.heads import PretrainingModel, SequenceClassifier
 from dnabird.model.hf_files import CONFIG_FILE, read_hf_config, read_hf_weights
+from dnabird.model.task_spec import TaskSpec
 
 log = logging.getLogger(__name__)
 
@@ -181,16 +182,26 @@ def bigbird_architecture(hf_config: dict, tensors: dict, where: str) -> str:
     return next((name for head, name in heads.items() if any(k.startswith(head) for k in tensors)), "BigBirdModel")
 
 
+# a `SequenceClassifier` problem -> transformers' `problem_type` (a binary head: one sigmoid output)
+HF_PROBLEM_TYPES = {"binary": "multi_label_classification", "multiclass": "single_label_classification",
+                    "multilabel": "multi_label_classification", "regression": "regression"}
+
+
 def classification_problem(hf_config: dict, where: str) -> tuple[str, int]:
-    """(dnabird problem, number of outputs) of a `BigBirdForSequenceClassification` config."""
+    """(dnabird problem, number of outputs) of a `BigBirdForSequenceClassification` config, as transformers reads
+    its `problem_type`: "regression" (or none with one label), "multi_label_classification" (one label: binary),
+    "single_label_classification" (or none) with two labels or more."""
     outputs = len(hf_config.get("id2label") or {}) or int(hf_config.get("num_labels", 2))
     kind = hf_config.get("problem_type")
+    if kind == "regression" or (kind is None and outputs == 1):
+        return "regression", outputs
     if kind == "multi_label_classification":
-        return "multilabel", outputs
+        return ("binary" if outputs == 1 else "multilabel"), outputs
     if kind in (None, "single_label_classification") and outputs >= 2:
         return "multiclass", outputs
-    raise ConfigError(f"{where}: problem_type={kind!r} with {outputs} label(s) is a regression head, which dnabird "
-                      "does not support (single- or multi-label classification only)")
+    raise ConfigError(f"{where}: problem_type={kind!r} with {outputs} label(s) is not supported: expected "
+                      "'regression', 'multi_label_classification', or 'single_label_classification' with two "
+                      "labels or more")
 
 
 def read_source(source) -> tuple[dict, dict[str, torch.Tensor], str, str]:
@@ -289,8 +300,10 @@ def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], *, where
     return report
 
 
-def hf_config_dict(config: EncoderConfig) -> dict:
-    """The Hugging Face `BigBirdConfig` fields of `config` (ITC with a 3-block window, or full attention)."""
+def hf_config_dict(config: EncoderConfig, *, classifier: bool = False) -> dict:
+    """The Hugging Face `BigBirdConfig` fields of `config` (ITC with a 3-block window, or full attention) for
+    `BigBirdForPreTraining` or, with `classifier`, `BigBirdForSequenceClassification` (whose head's dense layer
+    is the [CLS] pooler, activated by the encoder's activation)."""
     if config.layer_attention:
         raise ConfigError("Hugging Face BigBird has one attention pattern for every layer; this model sets "
                           "layer_attention")
@@ -305,16 +318,21 @@ def hf_config_dict(config: EncoderConfig) -> dict:
     if config.position_offset or not config.embedding_dropout_before_norm:
         raise ConfigError("Hugging Face BigBird needs position_offset=0 and "
                           "embedding_dropout_before_norm=True")
-    if config.pooler_activation != "tanh":
+    if classifier and config.pooler_activation != config.activation:
+        raise ConfigError(f"Hugging Face BigBird's classification head is dense + the encoder's activation "
+                          f"({config.activation!r}); this model's pooler_activation is {config.pooler_activation!r}")
+    if not classifier and config.pooler_activation != "tanh":
         raise ConfigError(f"Hugging Face BigBird's pooler is dense + tanh; this model's pooler_activation is "
                           f"{config.pooler_activation!r}")
-    if config.positional != "learned" or config.pre_norm or not config.mlm_transform or config.pooling != "cls":
+    mlm_transform = config.mlm_transform or classifier      # a classifier has no MLM head
+    if config.positional != "learned" or config.pre_norm or not mlm_transform or config.pooling != "cls":
         raise ConfigError(f"Hugging Face BigBird has learned positions, post-LN blocks, an MLM transform and a "
                           f"[CLS] pooler only (this model: positional={config.positional!r}, "
                           f"pre_norm={config.pre_norm}, mlm_transform={config.mlm_transform}, "
                           f"pooling={config.pooling!r})")
     return {
-        "architectures": ["BigBirdForPreTraining"], "model_type": "big_bird",
+        "architectures": ["BigBirdForSequenceClassification" if classifier else "BigBirdForPreTraining"],
+        "model_type": "big_bird",
         **{theirs: getattr(config, ours) for ours, theirs in BERT_KEYS.items()},
         "initializer_range": config.initializer_range, "use_bias": config.attention_bias, "rescale_embeddings": False,
         "pad_token_id": config.pad_token_id, "tie_word_embeddings": True, **attention}
@@ -335,29 +353,41 @@ def random_block_mismatches(config: EncoderConfig) -> list[str]:
     return found
 
 
-def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, strict: bool = True,
-                  tokenizer=None) -> Path:
-    """Write `model` as a `BigBirdForPreTraining` directory (config.json + model.safetensors; without an NSP
-    head as `BigBirdForMaskedLM`), with `tokenizer` (a dnabird DNA tokenizer) as transformers' tokenizer files.
+def to_hf_bigbird(model: PretrainingModel | SequenceClassifier, directory: str | os.PathLike, *, strict: bool = True,
+                  tokenizer=None, task: TaskSpec | None = None) -> Path:
+    """Write `model` as a Hugging Face directory (config.json + model.safetensors), with `tokenizer` (a dnabird
+    DNA tokenizer) as transformers' tokenizer files.
 
+    A `PretrainingModel` becomes `BigBirdForPreTraining` (without an NSP head `BigBirdForMaskedLM`). A
+    `SequenceClassifier` becomes `BigBirdForSequenceClassification` (its [CLS] pooler the head's dense layer, so
+    its pooler_activation must be the encoder's activation) with the `problem_type` of its problem
+    (`HF_PROBLEM_TYPES`; a binary head is multi-label with one label); `task` (its task.json) names the outputs
+    (`id2label`) and, for a regression, records the target transform as `dnabird_target_transform` (the outputs
+    are in the training scale; `TargetTransform.inverse` maps them to the user's). transformers does not store
+    the unused `bert.pooler` of that architecture and initialises it when loading, with a warning.
     Only ITC (3-block window) and full patterns export. A block-sparse model whose random blocks transformers
     would not draw (`random_block_mismatches`) is refused; `strict=False` exports it with a warning.
     """
-    hf_config = hf_config_dict(model.config)
+    classifier = isinstance(model, SequenceClassifier)
+    hf_config = hf_config_dict(model.config, classifier=classifier)
     mismatches = random_block_mismatches(model.config)
     if mismatches:
         message = ("transformers cannot reproduce this model's random attention blocks: " + "; ".join(mismatches))
         if strict:
             raise ConfigError(f"{message}. Pass strict=False to export anyway (transformers' outputs will differ)")
         log.warning("%s; exporting anyway (strict=False): transformers' outputs will differ", message)
-    if model.nsp is None:
-        hf_config["architectures"] = ["BigBirdForMaskedLM"]
+    if classifier:
+        hf_config.update(classifier_config(model, task))
+        tensors = {classifier_hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
+    else:
+        if model.nsp is None:
+            hf_config["architectures"] = ["BigBirdForMaskedLM"]
+        tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
     if tokenizer is not None:
         check_tokenizer_fits(tokenizer, model.config, "the tokenizer given")
         hf_config.update(pad_token_id=tokenizer.pad_id, sep_token_id=tokenizer.sep_id, bos_token_id=tokenizer.cls_id,
                          eos_token_id=tokenizer.sep_id)
     directory = Path(directory)  # atomic_output makes it
-    tensors = {hf_name(k): v.detach().contiguous() for k, v in model.state_dict().items()}
     with atomic_output(directory / "model.safetensors") as temporary:
         save_file(tensors, temporary, metadata={"format": "pt"})
         follow_umask(temporary)
@@ -367,6 +397,29 @@ def to_hf_bigbird(model: PretrainingModel, directory: str | os.PathLike, *, stri
 
         write_hf_tokenizer_files(tokenizer, directory, max_length=model.config.max_positions)
     return directory
+
+
+def classifier_hf_name(name: str) -> str:
+    """The `BigBirdForSequenceClassification` state-dict key of a dnabird `SequenceClassifier` key."""
+    mapped = CLASSIFIER_NAMES.hf_name(name)
+    if mapped is None:
+        raise ConfigError(f"dnabird tensor {name!r} has no Hugging Face BigBirdForSequenceClassification counterpart")
+    return mapped
+
+
+def classifier_config(model: SequenceClassifier, task: TaskSpec | None) -> dict:
+    """The `BigBirdForSequenceClassification` config fields of a classifier's head: problem_type, the output
+    names (`task`'s labels, else LABEL_i) and a regression's target transform."""
+    outputs = model.classifier.out_features
+    names = [f"LABEL_{i}" for i in range(outputs)] if task is None else list(task.labels)
+    if len(names) != outputs or (task is not None and task.problem != model.problem):
+        raise ConfigError(f"task {task.task!r} ({task.problem}, {len(names)} outputs) does not describe this "
+                          f"{model.problem} head with {outputs} outputs")
+    fields = {"problem_type": HF_PROBLEM_TYPES[model.problem], "id2label": dict(enumerate(names)),
+              "label2id": {name: i for i, name in enumerate(names)}}
+    if task is not None and task.target_transform is not None:
+        fields["dnabird_target_transform"] = task.target_transform
+    return fields
 
 
 def check_tokenizer_fits(tokenizer, config: EncoderConfig, where: str) -> None:

@@ -68,8 +68,11 @@ class TargetTransform:
     def inverse(self, outputs: np.ndarray) -> np.ndarray:
         """Head outputs [N, K] (or [N]) → predictions in the user's scale (float64)."""
         y = np.asarray(outputs, dtype=np.float64)
-        if self.link == "exp":
-            y = np.exp(y)
+        return self.restore(np.exp(y) if self.link == "exp" else y)
+
+    def restore(self, targets: np.ndarray) -> np.ndarray:
+        """Targets in the training scale [N, K] (or [N]) → the user's scale (float64): `forward`'s inverse."""
+        y = np.asarray(targets, dtype=np.float64)
         if self.mean is not None:
             y = y * np.asarray(self.std) + np.asarray(self.mean)
         if self.log1p:

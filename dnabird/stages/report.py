@@ -45,17 +45,38 @@ def _pretrain(report: dict) -> tuple[str, list[str]]:
 
 
 def _finetuned(report: dict) -> tuple[str, list[str]]:
-    """Promoter: test accuracy, F1 and AUROC; chromatin (groups of labels): the median AUROC per group."""
-    from dnabird.finetune.report import format_table
+    """A fine-tuned head's test headline: binary (promoter) accuracy, F1, AUROC and MCC; multi-label (chromatin)
+    the median AUROC per group; multi-class MCC, accuracy and macro F1; regression the mean Pearson r, Spearman
+    rho and R² over targets (the user's scale)."""
+    from dnabird.finetune.report import MODEL_ROW, format_table
 
-    model = report["test"]["rows"]["fine-tuned model"]
+    model = report["test"]["rows"][MODEL_ROW]
+    ci = model.get("ci95", {})
+
+    def figure(name: str, metric: str) -> str:
+        return f"{name} {_interval(model.get(metric), ci.get(metric))}"
+
     if "groups" in model:
-        headline = "median AUROC " + ", ".join(f"{group} {_interval(row['median_auroc'], model['ci95'].get(group))}"
+        headline = "median AUROC " + ", ".join(f"{group} {_interval(row['median_auroc'], ci.get(group))}"
                                                for group, row in model["groups"].items())
+    elif "targets" in model:
+        headline = "test mean over targets: " + ", ".join(
+            figure(name, metric) for name, metric in (("Pearson r", "pearson"), ("Spearman", "spearman"),
+                                                      ("R²", "r2")))
+    elif "classes" in model:
+        headline = "test " + ", ".join(figure(name, metric) for name, metric in (
+            ("MCC", "mcc"), ("accuracy", "accuracy"), ("macro F1", "macro_f1")))
     else:
-        headline = (f"test accuracy {_interval(model['accuracy'], model['ci95'].get('accuracy'))}, "
-                    f"F1 {model['f1']:.3f}, AUROC {_interval(model['auroc'], model['ci95'].get('auroc'))}")
+        headline = (f"test {figure('accuracy', 'accuracy')}, F1 {model['f1']:.3f}, {figure('AUROC', 'auroc')}"
+                    + (f", {figure('MCC', 'mcc')}" if model.get("mcc") is not None else ""))
     return headline, ["```text", format_table(report), "```"]
+
+
+def _is_finetuned(report: dict) -> bool:
+    """Whether a stage's report.json is a fine-tuned head's (`dnabird.finetune.recipe.write_report`)."""
+    from dnabird.finetune.report import MODEL_ROW
+
+    return MODEL_ROW in report.get("test", {}).get("rows", {})
 
 
 def _variants(report: dict) -> tuple[str, list[str]]:
@@ -104,8 +125,21 @@ def _predict(report: dict) -> tuple[str, list[str]]:
     return headline, lines
 
 
+def _labelled(report: dict) -> tuple[str, list[str]]:
+    """The labelled task: a fine-tuned stage's headline and table (`_finetuned`), then its data's skips and the
+    leakage check."""
+    from dnabird.data.leakage import format_leakage
+
+    headline, body = _finetuned(report)
+    data = report["data"]
+    skipped = ", ".join(f"{reason}: {count}" for reason, count in data["skipped"].items()) or "none"
+    return headline, [*body, "", f"{data['problem']} on {data['inputs']} "
+                      f"({', '.join(Path(f).name for f in data['files'])}); {data['rows_read']} rows read, skipped "
+                      f"{skipped} (skipped.tsv); splits: {data['split']}.", "", *format_leakage(data["leakage"])]
+
+
 SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "predict": _predict,
-             "variants": _variants}
+             "variants": _variants, "labelled": _labelled}
 
 
 def render(config: ReportConfig, out_dir: Path) -> str:
@@ -120,8 +154,11 @@ def render(config: ReportConfig, out_dir: Path) -> str:
         total += seconds
         folder = out_dir / stage
         headline, body = "", []
-        if stage in SUMMARIES and (folder / "report.json").is_file():
-            headline, body = SUMMARIES[stage](json.loads((folder / "report.json").read_text()))
+        stage_report = json.loads((folder / "report.json").read_text()) if (folder / "report.json").is_file() else None
+        if stage_report is not None and stage in SUMMARIES:
+            headline, body = SUMMARIES[stage](stage_report)
+        elif stage_report is not None and _is_finetuned(stage_report):   # any task's stage (`dnabird.tasks`)
+            headline, body = _finetuned(stage_report)
         elif (folder / "results.txt").is_file():  # a comparison (`dnabird.stages.compare`): its table
             table = (folder / "results.txt").read_text().rstrip()
             body = [table] if table.startswith("|") else ["```text", table, "```"]

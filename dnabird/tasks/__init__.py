@@ -12,6 +12,7 @@ from dnabird.errors import reject
 from dnabird.finetune.task import Task
 
 TASKS = {"promoter": "dnabird.tasks.promoter", "chromatin": "dnabird.tasks.chromatin",
+         "labelled": "dnabird.tasks.labelled",
          "text_classification": "dnabird.text.classify", "summarise": "dnabird.text.summarise_task",
          "listops": "dnabird.text.listops"}
 

@@ -144,7 +144,7 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
     report = {"task": spec.to_dict(), "max_length": config.max_length, "train_examples": len(targets)}
     with recipe_run(config.train.device, seed=config.seed) as run:
         model = model_for_task(config.encoder(), spec, seed=config.seed)
-        run.fit(model, classification_loss(1.0, spec.problem), examples, config.train,
+        run.fit(model, classification_loss(spec.problem), examples, config.train,
                 collate_fn=partial(collate, pad_id=tokenizer.pad_id, class_labels=True), resume=resume,
                 run_info={"listops": dataclasses.asdict(config)}, task=spec)
         if run.is_main:
@@ -156,7 +156,7 @@ def train_listops(config: ListOpsConfig, *, resume: bool = False) -> dict:
                 labels, scores, _ = predict(model, TokenExamples(split_ids, split_targets), spec,
                                             batch_size=config.eval_batch_size, pad_id=tokenizer.pad_id,
                                             device=run.device)
-                report[split] = {"model": multiclass_metrics(labels, scores),
+                report[split] = {"model": multiclass_metrics(labels, scores, spec.labels),
                                  "majority_class": {"accuracy": float((split_targets == majority).mean()),
                                                     "examples": len(split_targets)}}
                 if split == "validation":   # validated once, at the end: a run that stayed at chance says so

@@ -38,3 +38,14 @@ def test_baseline_fits_its_model_per_label_and_scores_a_one_class_label_by_its_p
     assert np.array_equal(linear, multilabel_logistic_scores(train_x, train_y, test_x, seed=0))
     with pytest.raises(ParameterError, match="'logistic', 'mlp'"):
         Baseline(train_x, test_x, model="forest").scores(train_y, seed=0)
+
+
+def test_ridge_reads_linear_targets_each_with_its_own_penalty():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(400, 6)) * [1, 10, 100, 1, 1, 1]          # standardising makes the scales irrelevant
+    targets = np.stack([x[:, 0] - 0.02 * x[:, 2], 0.3 * x[:, 1]], 1) + rng.normal(0, 0.1, (400, 2))
+    predicted = Baseline(x[:300], x[300:], "ridge").scores(targets[:300], seed=0)
+    assert predicted.shape == (100, 2)
+    for k in range(2):
+        residual = targets[300:, k] - predicted[:, k]
+        assert 1 - residual.var() / targets[300:, k].var() > 0.95     # R² of a linear rule plus small noise

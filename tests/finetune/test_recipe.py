@@ -266,3 +266,13 @@ def test_chance_bounds_are_the_majority_class_and_auroc_half_with_three_standard
     assert chance_warning(history, labels, "binary", warmup_steps=5)["kind"] == "at_chance"   # warm-up left out
     ranks = chance_warning([(10, {"accuracy": 0.7, "auroc": 0.9})], labels, "binary", warmup_steps=0)
     assert ranks["kind"] == "one_class" and "predicts (nearly) one class" in ranks["message"]
+
+
+def test_a_regression_at_chance_is_a_pearson_r_within_three_standard_errors_of_zero():
+    from dnabird.finetune.chance import chance_bounds, chance_warning
+
+    labels = np.random.default_rng(0).normal(size=(101, 2))
+    assert chance_bounds(labels, "regression") == {"pearson": pytest.approx(3 / 10)}   # 1 / sqrt(N - 1) = 0.1
+    stuck = chance_warning([(5, {"pearson": 0.6}), (10, {"pearson": 0.25})], labels, "regression", warmup_steps=5)
+    assert stuck["kind"] == "at_chance" and stuck["metrics"] == {"pearson": {"best": 0.25, "chance_up_to": 0.3}}
+    assert chance_warning([(10, {"pearson": 0.35})], labels, "regression", warmup_steps=5) is None

@@ -232,11 +232,41 @@ def test_classifier_losses(problem, outputs):
     assert math.isclose(out.loss.item(), expected.item(), rel_tol=1e-5)
 
 
+@pytest.mark.parametrize("problem, loss", [("multilabel", "bce"), ("multiclass", "cross_entropy"),
+                                           ("regression", "mse"), ("regression", "poisson")])
+def test_classifier_losses_with_weights_and_regression(problem, loss):
+    """Weighted BCE, weighted cross-entropy, MSE and Poisson NLL (Stirling's term for counts > 1) written out."""
+    outputs = 3
+    model = SequenceClassifier(small(), outputs, problem=problem, seed=0).eval()
+    tokens, _ = batch()
+    labels = {"multilabel": torch.tensor([[1, 0, 1], [0, 0, 1.0]]), "multiclass": torch.tensor([2, 0]),
+              "regression": torch.tensor([[0.0, 1.0, 4.0], [2.0, 7.0, 0.5]])}[problem]
+    weights = torch.tensor([2.0, 0.5, 3.0])
+    options = {"bce": {"pos_weight": weights}, "cross_entropy": {"class_weights": weights}}.get(loss, {})
+    with torch.no_grad():
+        out = model(tokens, labels=labels, loss=loss, **options)
+    z, y = out.logits.double(), labels.double()
+    if loss == "bce":
+        p = torch.sigmoid(z)
+        expected = -(weights * y * p.log() + (1 - y) * (1 - p).log()).mean()
+    elif loss == "cross_entropy":
+        w = weights[labels]
+        expected = -(w * z.log_softmax(-1)[[0, 1], labels]).sum() / w.sum()
+    elif loss == "mse":
+        expected = ((z - y) ** 2).mean()
+    else:
+        stirling = torch.where(y > 1, y * y.log() - y + 0.5 * torch.log(2 * math.pi * y), torch.zeros_like(y))
+        expected = (z.exp() - y * z + stirling).mean()
+    assert z.shape == (2, outputs)
+    assert math.isclose(out.loss.item(), expected.item(), rel_tol=1e-5)
+
+
 def test_classifier_rejects_bad_heads():
     with pytest.raises(ParameterError, match="num_outputs=2"):
         SequenceClassifier(small(), 2, problem="binary")
-    with pytest.raises(ParameterError, match="problem='regression'"):
-        SequenceClassifier(small(), 1, problem="regression")
+    model = SequenceClassifier(small(), 1, problem="regression")
+    with pytest.raises(ParameterError, match=r"loss='bce' is invalid: expected a loss of a 'regression' problem"):
+        model(batch()[0], labels=torch.zeros(2, 1), loss="bce")
 
 
 def test_tiny_model_overfits_a_small_batch():

@@ -245,3 +245,51 @@ def test_an_imported_tokenizer_json_is_exported_unchanged(tmp_path):
     config = json.loads((tmp_path / "config.json").read_text())
     assert (config["architectures"], config["pad_token_id"], config["sep_token_id"]) == (["BigBirdForMaskedLM"], 3, 2)
     assert HFTokenizer.load(tmp_path).hash == gena.hash
+
+
+@pytest.mark.parametrize("problem, outputs", [("regression", 2), ("multilabel", 3), ("binary", 1),
+                                              ("multiclass", 3)])
+def test_a_classifier_exports_to_transformers_with_its_problem_type_and_imports_back(tmp_path, problem, outputs):
+    """A dnabird head (its own initialisation) written as BigBirdForSequenceClassification: transformers' logits
+    (and, for a regression, its MSE loss) equal dnabird's; imported back, the same problem and weights."""
+    from transformers import BigBirdForSequenceClassification
+
+    from dnabird.model.heads import SequenceClassifier
+    from dnabird.model.hf import config_from_hf
+    from dnabird.model.task_spec import TaskSpec
+
+    config = config_from_hf(hf_config("original_full").to_dict())
+    config = dataclasses.replace(config, pooler_activation=config.activation)
+    ours = SequenceClassifier(config, outputs, problem=problem, seed=3).eval()
+    labels = [f"target_{i}" for i in range(outputs)]
+    transform = {"log1p": True, "mean": [0.5] * outputs, "std": [2.0] * outputs, "link": "identity"}
+    task = TaskSpec(task="t", problem=problem, labels=labels, eval_length=320,
+                    target_transform=transform if problem == "regression" else None)
+    to_hf_bigbird(ours, tmp_path, task=task)
+    stored = json.loads((tmp_path / "config.json").read_text())
+    expected_type = {"regression": "regression", "multiclass": "single_label_classification"}.get(
+        problem, "multi_label_classification")
+    assert stored["problem_type"] == expected_type and list(stored["id2label"].values()) == labels
+    assert stored.get("dnabird_target_transform") == (transform if problem == "regression" else None)
+    theirs = BigBirdForSequenceClassification.from_pretrained(tmp_path).eval()
+    ids, mask, segments = inputs(300, 250)
+    targets = torch.randn(2, outputs)
+    with torch.no_grad():
+        hf_out = theirs(input_ids=ids, attention_mask=mask, token_type_ids=segments,
+                        labels=targets if problem == "regression" else None)
+        out = ours(ids, mask, segments, labels=targets if problem == "regression" else None)
+    torch.testing.assert_close(out.logits.reshape(2, outputs), hf_out.logits, rtol=0, atol=1e-5)
+    if problem == "regression":
+        torch.testing.assert_close(out.loss, hf_out.loss, rtol=1e-5, atol=1e-6)
+    back = from_hf_bigbird(tmp_path)
+    assert back.problem == problem and back.classifier.out_features == outputs
+    assert all(torch.equal(v, back.state_dict()[k]) for k, v in ours.state_dict().items())
+
+
+def test_a_classifier_whose_pooler_transformers_cannot_express_is_refused(tmp_path):
+    from dnabird.model.heads import SequenceClassifier
+    from dnabird.model.hf import config_from_hf
+
+    tanh = config_from_hf(hf_config("original_full").to_dict())
+    with pytest.raises(ConfigError, match="classification head is dense \\+ the encoder's activation"):
+        to_hf_bigbird(SequenceClassifier(tanh, 1, problem="regression"), tmp_path)

@@ -92,13 +92,20 @@ def test_gena_layout_classifier_logits_equal_transformers(tmp_path, attention_ty
     assert max_difference(got, expected, None) < 1e-5
 
 
-def test_classifier_problem_follows_the_config_and_regression_is_refused(tmp_path):
-    multi = gena_config(transformers, attention_type="original_full", num_labels=4,
-                        problem_type="multi_label_classification")
-    assert from_hf_bigbird(seeded(lambda: BigBirdForSequenceClassification(multi))).problem == "multilabel"
-    one = seeded(lambda: BigBirdForSequenceClassification(gena_config(transformers, num_labels=1)))
-    one.save_pretrained(tmp_path)
-    with pytest.raises(ConfigError, match=r"config\.json: problem_type=None with 1 label\(s\) is a regression head"):
+def test_classifier_problem_follows_the_config_as_transformers_reads_it(tmp_path):
+    def problem(**settings):
+        config = gena_config(transformers, attention_type="original_full", **settings)
+        return from_hf_bigbird(seeded(lambda: BigBirdForSequenceClassification(config))).problem
+
+    assert problem(num_labels=4, problem_type="multi_label_classification") == "multilabel"
+    assert problem(num_labels=1, problem_type="multi_label_classification") == "binary"
+    assert problem(num_labels=1) == problem(num_labels=2, problem_type="regression") == "regression"
+    assert problem(num_labels=3) == "multiclass"
+    seeded(lambda: BigBirdForSequenceClassification(gena_config(transformers, num_labels=1))).save_pretrained(tmp_path)
+    stored = json.loads((tmp_path / "config.json").read_text())   # transformers itself refuses to build this one
+    (tmp_path / "config.json").write_text(json.dumps({**stored, "problem_type": "single_label_classification"}))
+    with pytest.raises(ConfigError, match=r"config\.json: problem_type='single_label_classification' with 1 "
+                                          r"label\(s\) is not supported"):
         from_hf_bigbird(tmp_path)
 
 

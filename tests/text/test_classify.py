@@ -199,7 +199,7 @@ def test_the_recipe_hands_each_examples_global_mask_to_the_model(tokenizer):
         direct = model(batch["input_ids"], batch["attention_mask"], global_attention_mask=own).logits
         hidden = model.encoder(batch["input_ids"], batch["attention_mask"], global_attention_mask=own)
         cls_only = model.encoder(batch["input_ids"], batch["attention_mask"])
-        loss = classification_loss(1.0, "binary")(model, batch, 0).loss
+        loss = classification_loss("binary")(model, batch, 0).loss
     expected_loss = torch.nn.functional.binary_cross_entropy_with_logits(direct, batch["labels"])
     spec = TaskSpec(task="text_classification", problem="binary", labels=("pos",), eval_length=16,
                     tokenizer_hash="0" * 64)
