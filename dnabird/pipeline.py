@@ -36,10 +36,10 @@ from dnabird.provenance import versions
 STAGE_MODULES = {  # stage name -> the module making it (its `STAGE`, or `stage(name)`), in run order
     "fetch": "fetch", "corpus": "corpus", "tokenizer": "tokenizer", "shards": "shards", "pretrain": "pretrain",
     "promoter": "finetune", "promoter_compare": "compare", "chromatin": "finetune", "chromatin_compare": "compare",
-    "variants": "variants", "text_data": "text_data", "text_tokenizer": "text_tokenizer", "text_mlm": "text_mlm",
-    "text_classify": "compare", "text_qa": "text_qa", "text_summarise": "compare", "charlm": "charlm",
-    "listops_data": "listops_data", "listops": "compare", "labelled_data": "labelled_data", "labelled": "finetune",
-    "compare": "compare", "report": "report"}
+    "predict": "predict", "variants": "variants", "text_data": "text_data", "text_tokenizer": "text_tokenizer",
+    "text_mlm": "text_mlm", "text_classify": "compare", "text_qa": "text_qa", "text_summarise": "compare",
+    "charlm": "charlm", "listops_data": "listops_data", "listops": "compare", "labelled_data": "labelled_data",
+    "labelled": "finetune", "compare": "compare", "report": "report"}
 PIPELINE_KEYS = ("out_dir", "seed")
 STAGE_RECORD = "stage.json"
 RESOLVED_CONFIG = "config.yaml"

@@ -4,10 +4,11 @@
 `make demo` (pipelines/demo.yaml), but on `toy` (3.6 Mbp, a third of the demo's genome): toy genome ->
 corpus -> tokenizer -> shards -> a tiny model
 pretrained briefly (`FIXTURE_OVERRIDES`: 150 steps of 32 x 128 tokens) -> that model fine-tuned on
-promoters for 6 steps on 800-bp windows, and on the toy's chromatin bundle for 6 steps -> the toy
-VCF scored (zero-shot on 201-bp windows, by the promoter and the chromatin heads) -> report.md.
-Time budget: about 115 s on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and
-its evaluation ~60 s; the promoter stage ~15 s; the chromatin stage ~15 s; variants ~15 s).
+promoters for 6 steps on 800-bp windows, and on the toy's chromatin bundle for 6 steps -> the
+chromatin head over 9 tiles of 5 kb of chr1 (tracks and their plot) -> the toy VCF scored (zero-shot on 201-bp
+windows, by the promoter and the chromatin heads) -> report.md.
+Time budget: about 120 s on 2 free cores (genome, corpus, tokenizer, shards ~10 s; pretraining and
+its evaluation ~60 s; the promoter stage ~15 s; the chromatin stage ~15 s; predict ~5 s; variants ~15 s).
 Set DNABIRD_TEST_WORKSPACE to a folder to keep the artefacts between sessions: the pipeline then
 skips every stage that is up to date and the fixture costs about a second.
 """
@@ -46,6 +47,7 @@ FIXTURE_OVERRIDES = (
     "chromatin.data.slab_rows=64",
     "chromatin.data.baseline_rows=600",
     "chromatin.bootstrap_resamples=100",
+    "predict.region=[chr1:120001-125000]",
     "variants.mlm_window_bp=201",
     "variants.bootstrap_resamples=200",
     "fetch.source=toy",
@@ -59,6 +61,7 @@ def embedded_default(tmp_path_factory) -> SimpleNamespace:
     (the tiny pretrained model directory, loadable with `dnabird.model.checkpoint.load_checkpoint`) and
     promoter (the promoter stage's folder: report.json, model/ with task.json, windows.tsv ...),
     chromatin (the chromatin stage's folder: report.json, auroc_by_group.png, feature_table.tsv ...) and
+    predict (the predict stage's folder: report.json, tiles.tsv, its tracks, tracks.png),
     variants (the variants stage's folder: report.json, effects.tsv, <scorer>.tsv, ism.h5 ...);
     report.md lies in root."""
     from dnabird.pipeline import load_pipeline, load_run_record, run_pipeline
@@ -79,6 +82,7 @@ def embedded_default(tmp_path_factory) -> SimpleNamespace:
         pretrain=out / "pretrain",
         checkpoint=Path(outputs["pretrain"]["model"]),
         promoter=out / "promoter",
+        predict=out / "predict",
         variants=out / "variants",
         chromatin=out / "chromatin",
     )

@@ -313,9 +313,11 @@ def test_demo_pipeline_end_to_end(tmp_path):
                  "promoter.bootstrap_resamples=20", "chromatin.train.max_steps=1", "chromatin.train.warmup_steps=0",
                  "chromatin.train.global_batch_size=8", "chromatin.train.micro_batch_size=8",
                  "chromatin.data.slab_rows=64", "chromatin.data.baseline_rows=100", "chromatin.bootstrap_resamples=20",
+                 "predict.region=[chr1:120001-122000]",
                  "variants.mlm_window_bp=100", "variants.bootstrap_resamples=20", "variants.ism_margin_bp=0"]
     pipeline = load_pipeline(REPO / "pipelines" / "demo.yaml", overrides)
-    stages = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "chromatin", "variants", "report")
+    stages = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "chromatin", "predict", "variants",
+              "report")
     assert run_pipeline(pipeline)["stages"] == dict.fromkeys(stages, "ran")
     report = json.loads((tmp_path / "demo" / "corpus" / "report.json").read_text())
     for split in ("train", "heldout"):

@@ -1,6 +1,7 @@
 """Genome-browser tracks of tile predictions: per output, the tiles covering each base averaged (tiles that
 overlap share the bases they cover; a base no tile covers has no value), written as bigWig (pyBigWig) and
-bedGraph, named `<output>.<scale>.bw` / `.bedGraph` (`scale`: "probability", or a regression head's "target")."""
+bedGraph, named `<output>.<scale>.bw` / `.bedGraph` (`scale`: "probability", or a regression head's "target");
+`plot_tracks` draws a few of them (or a group's median) along the tiled spans."""
 
 from __future__ import annotations
 
@@ -75,3 +76,37 @@ def write_tracks(tiles: pd.DataFrame, outputs: list[str], scale: str, lengths: d
                                                                                    strict=True))
         files[output] = {"bigwig": bigwig.name, "bedgraph": bedgraph.name}
     return files
+
+
+def plot_tracks(bigwigs: dict[str, str | os.PathLike], lines: dict[str, list[str]], spans: list[tuple[str, int, int]],
+                scale: str, path: str | os.PathLike, bins: int = 2000) -> None:
+    """A PNG of tracks along each span (chrom, start, end), one panel per span: each line of `lines` (name ->
+    outputs) the median over its outputs of their `bigwigs` (output -> file), read as the mean of at most
+    `bins` equal bins of the span (each base when it is shorter); bases no tile covers are left blank."""
+    from matplotlib.figure import Figure  # no pyplot: leaves the caller's backend alone
+
+    from dnabird.train.metrics import save_png
+
+    outputs = list(dict.fromkeys(o for members in lines.values() for o in members))
+    fig = Figure(figsize=(9.0, 1.2 + 2.2 * len(spans)))
+    handles = {output: pyBigWig.open(str(bigwigs[output])) for output in outputs}
+    try:
+        for ax, (chrom, start, end) in zip(fig.subplots(len(spans), 1, squeeze=False)[:, 0], spans, strict=True):
+            count = min(bins, end - start)
+            edges = np.linspace(start, end, count + 1)
+            means = np.array([handles[o].stats(chrom, start, end, type="mean", nBins=count) for o in outputs],
+                             dtype=np.float64)  # None (no value) becomes nan
+            for name, members in lines.items():
+                values = means[[outputs.index(m) for m in members]]
+                covered = ~np.isnan(values).all(axis=0)
+                line = np.full(count, np.nan)
+                line[covered] = np.nanmedian(values[:, covered], axis=0)
+                ax.stairs(line, edges, baseline=None, label=name, linewidth=1.2)
+            ax.set_xlim(start, end)
+            ax.set_xlabel(f"{chrom}:{start + 1:,}-{end:,} (1-based)")
+            ax.set_ylabel(scale)
+            ax.legend(fontsize=7, loc="lower left", bbox_to_anchor=(0, 1), ncols=min(4, len(lines)), frameon=False)
+    finally:
+        for handle in handles.values():
+            handle.close()
+    save_png(fig, path, dpi=110)

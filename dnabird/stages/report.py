@@ -11,7 +11,7 @@ from dnabird.io import write_text_atomic
 from dnabird.pipeline import STAGE_RECORD, RunContext, Stage
 from dnabird.results import finished_record
 
-SECTIONS = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "chromatin", "variants")
+SECTIONS = ("fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "chromatin", "predict", "variants")
 
 
 @dataclass
@@ -110,6 +110,21 @@ def _variants(report: dict) -> tuple[str, list[str]]:
     return "; ".join(heads) + " (vs distant neutral / vs in-element controls)", lines
 
 
+def _predict(report: dict) -> tuple[str, list[str]]:
+    summary, files = report["summary"], report["files"]
+    headline = (f"{summary['predicted']} tiles of {', '.join(report['regions'])} every {report['step']} bp, "
+                f"{report['tiles_per_second']:.1f} tiles/s ({report['seconds']:.1f} s)")
+    reasons = ", ".join(f"{reason}: {count}" for reason, count in summary["unpredicted_by_reason"].items())
+    lines = [f"The head `{report['model']}` over tiles of {report['window_bp']} bp every "
+             f"{report['step']} bp: {summary['predicted']} predicted, {summary['unpredicted']} not"
+             f"{f' ({reasons})' if reasons else ''}; {summary['padded_windows']} windows padded past a contig end, "
+             f"{summary['windows_with_n']} holding N. Outputs in the {report['scale']} scale: one row per tile in "
+             f"[`predict/{files['table']}`](predict/{files['table']}), a bigWig and a bedGraph per output in "
+             f"`predict/{files['tracks']}/`; the plot draws "
+             + ", ".join(report["plot"]["lines"]) + "."]
+    return headline, lines
+
+
 def _labelled(report: dict) -> tuple[str, list[str]]:
     """The labelled task: a fine-tuned stage's headline and table (`_finetuned`), then its data's skips and the
     leakage check."""
@@ -123,8 +138,8 @@ def _labelled(report: dict) -> tuple[str, list[str]]:
                       f"{skipped} (skipped.tsv); splits: {data['split']}.", "", *format_leakage(data["leakage"])]
 
 
-SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "variants": _variants,
-             "labelled": _labelled}
+SUMMARIES = {"pretrain": _pretrain, "promoter": _finetuned, "chromatin": _finetuned, "predict": _predict,
+             "variants": _variants, "labelled": _labelled}
 
 
 def render(config: ReportConfig, out_dir: Path) -> str:
