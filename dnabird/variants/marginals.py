@@ -9,13 +9,16 @@ from one second row, in which every such member's span holds its ALT token count
 retokenizes the window beyond its span, or whose span comes too close to another's, is scored by the exact
 method. A group of one keeps the exact rows, so its scores are the exact method's.
 
-Grouping (first fit, in input order): a variant joins the first open group on its chromosome that has fewer
-than `variants_per_pass` members, whose members' alleles all lie `spacing_bp` or more from its own, and whose
-centres stay within `CENTRE_SPREAD` (three quarters) of a window of it; the group's window has the exact
-method's length, centred between its outermost members, so every member keeps at least an eighth of the
-window on each side. Only whole, unpadded forward windows are grouped (a window padded at a contig end or
-clipped at an N run stays exact). Groups form within the records `score_windows` gathers before running
-the model (`CHUNK_BATCHES` batches per variant of a pass), so a sorted VCF groups best.
+Grouping (`Cells`, from the variants' positions alone): each contig is cut into cells of `CENTRE_SPREAD` (three
+quarters) of a window, laid out from the contig's centre so that the reverse-complemented contig is cut at the
+mirrored places. The input's alleles in one cell whose centred windows lie whole inside the contig (and whose
+REF the genome holds) are dealt, in position order, into the fewest groups (the i-th into group i mod their
+number, a split the mirror image keeps) that hold at most `variants_per_pass` alleles each, all `spacing_bp` or
+more apart. The
+group's window has the exact method's length, centred between its outermost members, so every member keeps at
+least an eighth of the window on each side. A group depends only on which variants the whole input holds, never
+on their order, on the chunk or process that scores a member (a group split between chunks is run in each, for
+its members there), or on the strand of the FASTA.
 
 What differs from the exact scores: each member sees the other members' spans masked and sits up to 3/8 of a
 window off-centre. docs/variant-scoring.md gives the measured agreement.
@@ -24,14 +27,103 @@ window off-centre. docs/variant-scoring.md gives the measured agreement.
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections import defaultdict
+from collections.abc import Iterable
 
+from dnabird.errors import InputFormatError
+from dnabird.genome.reference import Genome
 from dnabird.variants.mlm import MaskedSpan, masked_spans
-from dnabird.variants.windows import AlleleWindows
+from dnabird.variants.records import Allele
+from dnabird.variants.windows import AlleleWindows, centred_windows
 
 VARIANTS_PER_PASS = 16  # default members of one shared pass (1: the exact method)
 SPACING_BP = 100  # default least bp between two masked spans of one pass
 CENTRE_SPREAD = 0.75  # member centres lie within this fraction of a window of each other
 
+
+class Cells:
+    """The shared-pass groups of an input's alleles (module docstring), keyed by (record, allele)."""
+
+    def __init__(self, alleles: Iterable[Allele], genome: Genome, window_bp: int, variants_per_pass: int,
+                 spacing_bp: int, check_ref: bool = True):
+        self.genome, self.window_bp = genome, window_bp
+        width = max(1, int(window_bp * CENTRE_SPREAD))
+        candidates: dict[tuple[str, int], list[tuple[int, int, Allele]]] = defaultdict(list)
+        for allele in alleles:
+            placed = self._placed(allele, check_ref)
+            if placed is not None:
+                chrom, first, stop = placed
+                offset = first + stop - genome.length(chrom)  # twice the allele's centre − the contig's centre
+                cell = (abs(offset) + width) // (2 * width) * (1 if offset >= 0 else -1)
+                candidates[chrom, cell].append((first, stop, allele))
+        self.group_of: dict[tuple[int, int], tuple[str, int, int]] = {}
+        self.members: dict[tuple[str, int, int], list[Allele]] = {}
+        for (chrom, cell), found in candidates.items():
+            found.sort(key=lambda c: (c[0], c[1]))
+            count = math.ceil(len(found) / variants_per_pass)
+            while not _dealt_apart(found, count, spacing_bp):
+                count += 1
+            for g in range(count):
+                group = [allele for _, _, allele in found[g::count]]
+                if len(group) > 1:
+                    self.members[chrom, cell, g] = group
+                    self.group_of.update({(a.record, a.allele): (chrom, cell, g) for a in group})
+
+    def _placed(self, allele: Allele, check_ref: bool) -> tuple[str, int, int] | None:
+        """(chrom, first, stop) of an allele whose centred REF and ALT windows lie inside its contig (and
+        whose REF the genome holds, with `check_ref`); None for one scored alone."""
+        v = allele.variant
+        if allele.problem is not None or v.chrom not in self.genome:
+            return None
+        chrom, first, stop = self.genome.resolve(v.chrom), v.start, v.start + len(v.ref)
+        size, length = self.window_bp, self.genome.length(chrom)
+        left_ref, left_alt = size // 2 - len(v.ref) // 2, size // 2 - len(v.alt) // 2
+        right_alt = size - left_alt - len(v.alt)
+        if min(left_ref, left_alt, size - left_ref - len(v.ref), right_alt) < 0 \
+                or min(first - left_ref, first - left_alt) < 0 \
+                or max(first - left_ref + size, stop + right_alt) > length:
+            return None
+        try:
+            if check_ref and self.genome.fetch(chrom, first, stop).sequence.upper() != v.ref.upper():
+                return None
+        except InputFormatError:
+            return None
+        return chrom, first, stop
+
+    def windows(self, key: tuple[str, int, int]) -> list[AlleleWindows]:
+        """The exact (centred, forward) windows of a group's members."""
+        return [centred_windows(self.genome, dataclasses.replace(a.variant, chrom=key[0]), self.window_bp)
+                for a in self.members[key]]
+
+
+def _dealt_apart(found: list[tuple[int, int, Allele]], count: int, spacing_bp: int) -> bool:
+    """Whether dealing `found` (by position) into `count` groups, the n-th into group n mod `count`, keeps the
+    alleles [first, stop) of every group `spacing_bp` or more apart."""
+    for g in range(count):
+        last_stop = None
+        for first, stop, _ in found[g::count]:
+            if last_stop is not None and first - last_stop < spacing_bp:
+                return False
+            last_stop = stop if last_stop is None else max(last_stop, stop)
+    return True
+
+
+def _apart(found: list[tuple[int, int, Allele]], spacing_bp: int) -> list[bool]:
+    """Whether each allele [first, stop) lies `spacing_bp` or more from every other one."""
+    order = sorted(range(len(found)), key=lambda n: found[n][0])
+    ok = [True] * len(found)
+    last_stop = None
+    for n in order:  # closer than the spacing to an allele that starts before it (or with it)
+        if last_stop is not None and found[n][0] - last_stop < spacing_bp:
+            ok[n] = False
+        last_stop = found[n][1] if last_stop is None else max(last_stop, found[n][1])
+    next_first = None
+    for n in reversed(order):  # … or to one that starts after it (or with it)
+        if next_first is not None and next_first - found[n][1] < spacing_bp:
+            ok[n] = False
+        next_first = found[n][0] if next_first is None else min(next_first, found[n][0])
+    return ok
 
 @dataclasses.dataclass(frozen=True)
 class Member:
@@ -42,35 +134,6 @@ class Member:
     alt_ids: tuple[int, ...]  # the ALT tokens under its span
     low: int  # the REF span's bp extent in the window
     high: int
-
-
-def group_windows(windows: list[AlleleWindows | None], chroms: list[str], variants_per_pass: int,
-                  spacing_bp: int) -> list[list[int]]:
-    """Indices of `windows` in groups that may share a pass (see the module docstring); `None` (a window
-    that may not be grouped) and a window that joins no group are groups of one."""
-    groups: list[list[int]] = []
-    open_groups: list[list[int]] = []
-    for n, w in enumerate(windows):
-        if w is None:
-            groups.append([n])
-            continue
-        for group in open_groups:
-            if chroms[group[0]] == chroms[n] and all(_fits(windows[m], w, spacing_bp) for m in group):
-                group.append(n)
-                break
-        else:
-            open_groups.append([n])
-            groups.append(open_groups[-1])
-        open_groups = [g for g in open_groups if chroms[g[0]] == chroms[n] and len(g) < variants_per_pass]
-    return groups
-
-
-def _fits(a: AlleleWindows, b: AlleleWindows, spacing_bp: int) -> bool:
-    """Whether two variants may share a window: centres `CENTRE_SPREAD` of a window or less apart, alleles
-    `spacing_bp` or more apart."""
-    a_first, b_first = a.start + a.ref_at, b.start + b.ref_at
-    gap = max(b_first - (a_first + a.ref_length), a_first - (b_first + b.ref_length))
-    return abs(a.start - b.start) <= int(len(a.ref) * CENTRE_SPREAD) and gap >= spacing_bp
 
 
 def shared_window(members: list[AlleleWindows]) -> tuple[str, int]:
@@ -110,11 +173,13 @@ def strand_members(tokenizer, ref_ids: list[int], windows: list[AlleleWindows], 
 
 
 def spaced(members: list[Member | None], spacing_bp: int) -> list[bool]:
-    """Which members keep their place: present, and (in bp order) `spacing_bp` or more after the last kept."""
-    keep, last = [False] * len(members), None
-    for n in sorted((n for n, m in enumerate(members) if m is not None), key=lambda n: members[n].low):
-        if last is None or members[n].low - last >= spacing_bp:
-            keep[n], last = True, members[n].high
+    """Which members keep their place: present, and `spacing_bp` or more from every other present one (in a
+    window's bp, after their spans grew to token boundaries)."""
+    present = [n for n, m in enumerate(members) if m is not None]
+    found = _apart([(members[n].low, members[n].high, None) for n in present], spacing_bp)
+    keep = [False] * len(members)
+    for n, ok in zip(present, found, strict=True):
+        keep[n] = ok
     return keep
 
 
@@ -151,22 +216,32 @@ def shared_rows(ref_ids: list[int], members: list[Member], mask_id: int) -> tupl
     return result_rows, result_targets
 
 
-def share_passes(pending: list[tuple], tokenizer, eval_length: int, rc: bool, flank_bp: int,
-                 variants_per_pass: int, spacing_bp: int) -> list[tuple]:
-    """`pending` [(ScoredWindow, (rows, targets, bp)) …] (exact `LLRScorer` rows) with the windows of each group
-    scored from shared rows: the same list where a group formed, each member's window replaced by the shared
-    one and its rows by the shared rows (the same row objects for every member, run once by `run_windows`)."""
-    windows = [w.sequences if _groupable(w.sequences) else None for w, _ in pending]
-    chroms = [w.allele.variant.chrom for w, _ in pending]
-    result = list(pending)
-    for group in group_windows(windows, chroms, variants_per_pass, spacing_bp):
+def share_passes(pending: list[tuple], cells: Cells, tokenizer, eval_length: int, rc: bool, flank_bp: int,
+                 spacing_bp: int) -> dict[int, tuple]:
+    """For `pending` [(ScoredWindow, rows) …] (exact `LLRScorer` rows), the group members' replacements:
+    index → (the window with its group's shared window, (rows, targets, bp)), the shared rows being the same
+    objects for every member (run once by `run_windows`). A group is formed from all its members, whichever
+    of them `pending` holds."""
+    present: dict[tuple, list[int]] = defaultdict(list)
+    for n, (window, _) in enumerate(pending):
+        key = cells.group_of.get((window.allele.record, window.allele.allele))
+        if key is not None:
+            present[key].append(n)
+    result = {}
+    for key, found in present.items():
+        members, windows = cells.members[key], cells.windows(key)
+        group = list(range(len(members)))
         while len(group) > 1:  # members dropped (retokenized, too close) leave the others to try again
             kept = _share(group, [windows[n] for n in group], tokenizer, eval_length, rc, flank_bp, spacing_bp)
             if kept is None:
                 break
             if len(kept[0]) == len(group):
-                for n, shared in zip(group, kept[1], strict=True):
-                    result[n] = (dataclasses.replace(pending[n][0], sequences=shared[0]), shared[1])
+                shared = {(members[n].record, members[n].allele): s for n, s in zip(group, kept[1], strict=True)}
+                for n in found:
+                    window = pending[n][0]
+                    if (window.allele.record, window.allele.allele) in shared:
+                        sequences, rows = shared[window.allele.record, window.allele.allele]
+                        result[n] = (dataclasses.replace(window, sequences=sequences), rows)
                 break
             group = kept[0]
     return result
@@ -181,10 +256,13 @@ def _share(group: list[int], members: list[AlleleWindows], tokenizer, eval_lengt
     strands = [placed] + ([[w.reverse_complement() for w in placed]] if rc else [])
     per_strand, keep = [], [True] * len(members)
     for windows in strands:
-        ref_ids = tokenizer.encode(windows[0].ref)
+        try:
+            ref_ids = tokenizer.encode(windows[0].ref)
+            found = strand_members(tokenizer, ref_ids, windows, flank_bp)
+        except InputFormatError:  # a character the tokenizer refuses: every member scored alone
+            return None
         if len(ref_ids) + 2 > eval_length:
             return None
-        found = strand_members(tokenizer, ref_ids, windows, flank_bp)
         keep = [k and s for k, s in zip(keep, spaced(found, spacing_bp), strict=True)]
         per_strand.append((ref_ids, found))
     if not all(keep):
@@ -201,9 +279,3 @@ def _share(group: list[int], members: list[AlleleWindows], tokenizer, eval_lengt
             targets[n] += strand_targets[n]
             bp[n].append((m.spans[0].bp, m.spans[1].bp))
     return group, [(placed[n], (rows[n], targets[n], bp[n])) for n in range(len(members))]
-
-
-def _groupable(w: AlleleWindows) -> bool:
-    """A whole forward window, neither padded at a contig end nor clipped."""
-    return w.strand == "+" and not (w.pad_left or w.pad_right or w.clip_left or w.clip_right)
-

@@ -16,7 +16,7 @@ from dnabird.cli import main
 from dnabird.errors import OutputPathError
 from dnabird.variants import score_variants
 from dnabird.variants.resume import score_variants_to_files
-from dnabird.variants.score import Scoring
+from dnabird.variants.score import ScoringSetup
 from dnabird.variants.writers import write_skipped
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,15 +32,15 @@ def _files(out: Path) -> dict[str, bytes]:
 
 def _interrupt_at_chunk(monkeypatch, chunk: int):
     """Make the run raise KeyboardInterrupt (as Ctrl-C does) when it starts scoring chunk `chunk`."""
-    calls, score = [], Scoring.score
+    calls, score = [], ScoringSetup.score
 
-    def interrupted(self, alleles, bar=None):
+    def interrupted(self, alleles, bar=None, cells=None):
         calls.append(1)
         if len(calls) == chunk + 1:
             raise KeyboardInterrupt
-        return score(self, alleles, bar)
+        return score(self, alleles, bar, cells)
 
-    monkeypatch.setattr(Scoring, "score", interrupted)
+    monkeypatch.setattr(ScoringSetup, "score", interrupted)
 
 
 @pytest.mark.parametrize("name", ["s.tsv", "s.h5"])
