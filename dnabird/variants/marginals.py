@@ -9,16 +9,16 @@ from one second row, in which every such member's span holds its ALT token count
 retokenizes the window beyond its span, or whose span comes too close to another's, is scored by the exact
 method. A group of one keeps the exact rows, so its scores are the exact method's.
 
-Grouping (`Cells`, from the variants' positions alone): each contig is cut into cells of `CENTRE_SPREAD` (three
-quarters) of a window, laid out from the contig's centre so that the reverse-complemented contig is cut at the
-mirrored places. The input's alleles in one cell whose centred windows lie whole inside the contig (and whose
-REF the genome holds) are dealt, in position order, into the fewest groups (the i-th into group i mod their
-number, a split the mirror image keeps) that hold at most `variants_per_pass` alleles each, all `spacing_bp` or
-more apart. The
-group's window has the exact method's length, centred between its outermost members, so every member keeps at
-least an eighth of the window on each side. A group depends only on which variants the whole input holds, never
-on their order, on the chunk or process that scores a member (a group split between chunks is run in each, for
-its members there), or on the strand of the FASTA.
+Grouping (`Groups`, from the variants' positions alone): the input's alleles whose centred windows lie whole
+inside their contig (and whose REF the genome holds) are taken outwards from the contig's centre, each half of
+the contig on its own, so that the reverse-complemented contig (its halves swapped, each read in the same
+outward order) groups alike; each joins the first open group of its half that has fewer than
+`variants_per_pass` members, whose members' alleles all lie `spacing_bp` or more from its own, and whose first
+member's centre lies within `CENTRE_SPREAD` (three quarters) of a window of its own, else opens a group. The
+group's window has the exact method's length, centred between its outermost members, so every member keeps
+at least an eighth of the window on each side. A group depends only on which variants the whole input holds,
+never on their order, on the chunk or process that scores a member (a group split between chunks is run in
+each, for its members there), or on the strand of the FASTA (for variants at distinct positions).
 
 What differs from the exact scores: each member sees the other members' spans masked and sits up to 3/8 of a
 window off-centre. docs/variant-scoring.md gives the measured agreement.
@@ -27,7 +27,6 @@ window off-centre. docs/variant-scoring.md gives the measured agreement.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -42,33 +41,41 @@ SPACING_BP = 100  # default least bp between two masked spans of one pass
 CENTRE_SPREAD = 0.75  # member centres lie within this fraction of a window of each other
 
 
-class Cells:
-    """The shared-pass groups of an input's alleles (module docstring), keyed by (record, allele)."""
+class Groups:
+    """The shared-pass groups of an input's alleles (module docstring): `group_of` (record, allele) → a group
+    key, `members` of each group in input order."""
 
     def __init__(self, alleles: Iterable[Allele], genome: Genome, window_bp: int, variants_per_pass: int,
                  spacing_bp: int, check_ref: bool = True):
         self.genome, self.window_bp = genome, window_bp
-        width = max(1, int(window_bp * CENTRE_SPREAD))
-        candidates: dict[tuple[str, int], list[tuple[int, int, Allele]]] = defaultdict(list)
+        spread = 2 * int(window_bp * CENTRE_SPREAD)  # in doubled bp, as the offsets below
+        sides: dict[tuple[str, int], list[tuple[int, int, int, Allele]]] = defaultdict(list)
         for allele in alleles:
             placed = self._placed(allele, check_ref)
             if placed is not None:
                 chrom, first, stop = placed
                 offset = first + stop - genome.length(chrom)  # twice the allele's centre − the contig's centre
-                cell = (abs(offset) + width) // (2 * width) * (1 if offset >= 0 else -1)
-                candidates[chrom, cell].append((first, stop, allele))
+                sides[chrom, (offset > 0) - (offset < 0)].append((abs(offset), first, stop, allele))
         self.group_of: dict[tuple[int, int], tuple[str, int, int]] = {}
         self.members: dict[tuple[str, int, int], list[Allele]] = {}
-        for (chrom, cell), found in candidates.items():
-            found.sort(key=lambda c: (c[0], c[1]))
-            count = math.ceil(len(found) / variants_per_pass)
-            while not _dealt_apart(found, count, spacing_bp):
-                count += 1
-            for g in range(count):
-                group = [allele for _, _, allele in found[g::count]]
-                if len(group) > 1:
-                    self.members[chrom, cell, g] = group
-                    self.group_of.update({(a.record, a.allele): (chrom, cell, g) for a in group})
+        for (chrom, side), found in sides.items():
+            found.sort(key=lambda c: (c[0], c[1], c[2], c[3].variant.ref, c[3].variant.alt))  # outwards
+            groups: list[list[tuple[int, int, int, Allele]]] = []
+            open_groups: list[list[tuple[int, int, int, Allele]]] = []
+            for candidate in found:  # the first open group it fits, else a group of its own
+                open_groups = [g for g in open_groups if candidate[0] - g[0][0] <= spread]
+                for group in open_groups:
+                    if all(_fits(member, candidate, spacing_bp) for member in group):
+                        group.append(candidate)
+                        break
+                else:
+                    groups.append([candidate])
+                    open_groups.append(groups[-1])
+                open_groups = [g for g in open_groups if len(g) < variants_per_pass]
+            for n, group in enumerate(g for g in groups if len(g) > 1):
+                key = (chrom, side, n)
+                self.members[key] = [c[3] for c in group]
+                self.group_of.update({(c[3].record, c[3].allele): key for c in group})
 
     def _placed(self, allele: Allele, check_ref: bool) -> tuple[str, int, int] | None:
         """(chrom, first, stop) of an allele whose centred REF and ALT windows lie inside its contig (and
@@ -97,16 +104,9 @@ class Cells:
                 for a in self.members[key]]
 
 
-def _dealt_apart(found: list[tuple[int, int, Allele]], count: int, spacing_bp: int) -> bool:
-    """Whether dealing `found` (by position) into `count` groups, the n-th into group n mod `count`, keeps the
-    alleles [first, stop) of every group `spacing_bp` or more apart."""
-    for g in range(count):
-        last_stop = None
-        for first, stop, _ in found[g::count]:
-            if last_stop is not None and first - last_stop < spacing_bp:
-                return False
-            last_stop = stop if last_stop is None else max(last_stop, stop)
-    return True
+def _fits(member: tuple, candidate: tuple, spacing_bp: int) -> bool:
+    """Whether two alleles (offset, first, stop, …) lie `spacing_bp` or more apart."""
+    return max(candidate[1] - member[2], member[1] - candidate[2]) >= spacing_bp
 
 
 def _apart(found: list[tuple[int, int, Allele]], spacing_bp: int) -> list[bool]:
@@ -216,7 +216,7 @@ def shared_rows(ref_ids: list[int], members: list[Member], mask_id: int) -> tupl
     return result_rows, result_targets
 
 
-def share_passes(pending: list[tuple], cells: Cells, tokenizer, eval_length: int, rc: bool, flank_bp: int,
+def share_passes(pending: list[tuple], groups: Groups, tokenizer, eval_length: int, rc: bool, flank_bp: int,
                  spacing_bp: int) -> dict[int, tuple]:
     """For `pending` [(ScoredWindow, rows) …] (exact `LLRScorer` rows), the group members' replacements:
     index → (the window with its group's shared window, (rows, targets, bp)), the shared rows being the same
@@ -224,12 +224,12 @@ def share_passes(pending: list[tuple], cells: Cells, tokenizer, eval_length: int
     of them `pending` holds."""
     present: dict[tuple, list[int]] = defaultdict(list)
     for n, (window, _) in enumerate(pending):
-        key = cells.group_of.get((window.allele.record, window.allele.allele))
+        key = groups.group_of.get((window.allele.record, window.allele.allele))
         if key is not None:
             present[key].append(n)
     result = {}
     for key, found in present.items():
-        members, windows = cells.members[key], cells.windows(key)
+        members, windows = groups.members[key], groups.windows(key)
         group = list(range(len(members)))
         while len(group) > 1:  # members dropped (retokenized, too close) leave the others to try again
             kept = _share(group, [windows[n] for n in group], tokenizer, eval_length, rc, flank_bp, spacing_bp)

@@ -13,7 +13,7 @@ what differs (`restart=True` discards the partial run). With `background=N` the 
 (`dnabird.variants.background`) is scored first and saved (`background.h5`), so a resumed run reuses it;
 every chunk is calibrated against it when the outputs are written. Under torchrun every rank scores its
 records of each chunk (`ScoringSetup.mine`) and rank 0 writes; shared-pass groups are formed once from the
-whole VCF (`ScoringSetup.cells`), so they never depend on the chunking or the processes.
+whole VCF (`ScoringSetup.pass_groups`), so they never depend on the chunking or the processes.
 """
 
 from __future__ import annotations
@@ -116,10 +116,10 @@ def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike 
         scores = score_background_with(scoring, background, background_seed, progress)
         if ctx.is_main:
             _write_chunk(scores, paths.partial / "background.h5")
-    chunks, cells = done, scoring.cells(read_alleles(vcf))
+    chunks, groups = done, scoring.pass_groups(read_alleles(vcf))
     with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
         for number, alleles in _record_chunks(read_alleles(vcf), chunk_records, done):
-            scores = scoring.merged(scoring.score(scoring.mine(alleles), bar, cells))
+            scores = scoring.merged(scoring.score(scoring.mine(alleles), bar, groups))
             if ctx.is_main:
                 _write_chunk(scores, paths.chunk(number))
             chunks = number + 1

@@ -313,28 +313,28 @@ class ScoringSetup:
         """The alleles this rank scores under torchrun: those whose record is its rank modulo the world size."""
         return (a for a in alleles if a.record % self.ctx.world_size == self.ctx.rank)
 
-    def cells(self, alleles: Iterable[Allele]) -> marginals.Cells | None:
+    def pass_groups(self, alleles: Iterable[Allele]) -> marginals.Groups | None:
         """The shared-pass groups of an input's alleles (all of them, on every rank: a group may hold records
         of several ranks or chunks); None when every variant is scored alone."""
         s = self.setup
         if not self.scorer.shares_passes or s.variants_per_pass == 1:
             return None
-        return marginals.Cells(alleles, self.genome, s.window_bp, s.variants_per_pass, s.pass_spacing_bp,
+        return marginals.Groups(alleles, self.genome, s.window_bp, s.variants_per_pass, s.pass_spacing_bp,
                                check_ref=s.on_ref_mismatch == "skip")
 
-    def score(self, alleles: Iterable[Allele], bar=None, cells: marginals.Cells | None = None) -> VariantScores:
-        """Scores of `alleles` (with `settings`), those of a shared-pass group of `cells` from its shared
+    def score(self, alleles: Iterable[Allele], bar=None, pass_groups: marginals.Groups | None = None) -> VariantScores:
+        """Scores of `alleles` (with `settings`), those of a shared-pass group of `pass_groups` from its shared
         pass; `bar` advances as windows are scored."""
         scores = score_windows(self.scorer, self.setup, alleles,
                                lambda allele: allele_windows(allele, self.genome, self.setup, self.sites),
-                               self.batch_size, bar, cells)
+                               self.batch_size, bar, pass_groups)
         scores.settings = self.settings
         return scores
 
     def score_all(self, alleles: list[Allele], progress: bool = True, desc: str = "scoring variants") -> VariantScores:
         """Every allele of an input scored (each rank its records), merged in input order on every rank."""
         with progress_bar(enabled=progress and self.ctx.is_main, desc=desc, unit=" windows") as bar:
-            return self.merged(self.score(self.mine(alleles), bar, self.cells(alleles)))
+            return self.merged(self.score(self.mine(alleles), bar, self.pass_groups(alleles)))
 
     def merged(self, part: VariantScores) -> VariantScores:
         """Every rank's `part` merged in input order, on every rank (`part` itself in a single process)."""
@@ -368,14 +368,14 @@ def recorded_settings(setup: Setup, predictor: Predictor, model, **extra) -> dic
 
 
 def score_windows(scorer: Scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int,
-                  bar=None, cells: marginals.Cells | None = None) -> VariantScores:
+                  bar=None, pass_groups: marginals.Groups | None = None) -> VariantScores:
     """Score each allele in the windows `windows_of(allele)` gives (or record why it cannot be scored), the
-    members of a shared-pass group of `cells` from their group's pass; `bar` advances as the model scores
+    members of a shared-pass group of `pass_groups` from their group's pass; `bar` advances as the model scores
     windows."""
     units, scores, skipped, pending = [], [], [], []
 
     def flush():
-        shared = scorer.share(pending, cells)
+        shared = scorer.share(pending, pass_groups)
         scores.extend(run_windows(scorer, [rows for _, rows in shared], batch_size,
                                   [_name(window) for window, _ in shared], bar))
         units.extend(_unit_row(window, setup, scorer.predictor.tokenizer) for window, _ in shared)

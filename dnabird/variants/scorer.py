@@ -140,7 +140,7 @@ class Scorer:
         """A window's values (in its rows' order) → REF scores, ALT scores and logit differences [outputs]."""
         raise NotImplementedError
 
-    def share(self, pending: list[Pending], cells: marginals.Cells | None) -> list[Pending]:
+    def share(self, pending: list[Pending], pass_groups: marginals.Groups | None) -> list[Pending]:
         """`pending` with the rows of variants that share a model pass replaced by shared ones: none here."""
         return pending
 
@@ -263,12 +263,12 @@ class LLRScorer(Scorer):
     def run(self, ids, targets, names=None) -> np.ndarray:
         return self.predictor.masked_log_likelihood(ids, targets, None, names).numpy()
 
-    def share(self, pending: list[Pending], cells: marginals.Cells | None) -> list[Pending]:
+    def share(self, pending: list[Pending], pass_groups: marginals.Groups | None) -> list[Pending]:
         """Windows and their rows, the variants of each shared-pass group scored from shared rows."""
-        if cells is None:
+        if pass_groups is None:
             return pending
         s = self.setup
-        shared = marginals.share_passes(pending, cells, self.predictor.tokenizer, s.eval_length, s.rc, s.flank_bp,
+        shared = marginals.share_passes(pending, pass_groups, self.predictor.tokenizer, s.eval_length, s.rc, s.flank_bp,
                                         s.pass_spacing_bp)
         return [(shared[n][0], Rows(*shared[n][1])) if n in shared else p for n, p in enumerate(pending)]
 
