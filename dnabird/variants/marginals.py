@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dnabird.errors import InputFormatError
 from dnabird.genome.reference import Genome
 from dnabird.variants.mlm import MaskedSpan, masked_spans
-from dnabird.variants.records import Allele
+from dnabird.variants.records import Allele, Variant
 from dnabird.variants.windows import AlleleWindows, centred_windows
 
 VARIANTS_PER_PASS = 16  # default members of one shared pass (1: the exact method)
@@ -43,25 +43,29 @@ CENTRE_SPREAD = 0.75  # member centres lie within this fraction of a window of e
 
 class Groups:
     """The shared-pass groups of an input's alleles (module docstring): `group_of` (record, allele) → a group
-    key, `members` of each group in input order."""
+    key, and each group's `members` as compact records (offset from the contig's centre, first, stop, record,
+    allele, REF, ALT): an input's candidates are held in memory while the groups form, a few hundred bytes
+    each."""
 
     def __init__(self, alleles: Iterable[Allele], genome: Genome, window_bp: int, variants_per_pass: int,
                  spacing_bp: int, check_ref: bool = True):
         self.genome, self.window_bp = genome, window_bp
         spread = 2 * int(window_bp * CENTRE_SPREAD)  # in doubled bp, as the offsets below
-        sides: dict[tuple[str, int], list[tuple[int, int, int, Allele]]] = defaultdict(list)
+        sides: dict[tuple[str, int], list[tuple]] = defaultdict(list)
         for allele in alleles:
             placed = self._placed(allele, check_ref)
             if placed is not None:
                 chrom, first, stop = placed
                 offset = first + stop - genome.length(chrom)  # twice the allele's centre − the contig's centre
-                sides[chrom, (offset > 0) - (offset < 0)].append((abs(offset), first, stop, allele))
+                v = allele.variant
+                sides[chrom, (offset > 0) - (offset < 0)].append((abs(offset), first, stop, allele.record,
+                                                                  allele.allele, v.ref, v.alt))
         self.group_of: dict[tuple[int, int], tuple[str, int, int]] = {}
-        self.members: dict[tuple[str, int, int], list[Allele]] = {}
+        self.members: dict[tuple[str, int, int], list[tuple]] = {}
         for (chrom, side), found in sides.items():
-            found.sort(key=lambda c: (c[0], c[1], c[2], c[3].variant.ref, c[3].variant.alt))  # outwards
-            groups: list[list[tuple[int, int, int, Allele]]] = []
-            open_groups: list[list[tuple[int, int, int, Allele]]] = []
+            found.sort(key=lambda c: (*c[:3], *c[5:]))  # outwards from the centre
+            groups: list[list[tuple]] = []
+            open_groups: list[list[tuple]] = []
             for candidate in found:  # the first open group it fits, else a group of its own
                 open_groups = [g for g in open_groups if candidate[0] - g[0][0] <= spread]
                 for group in open_groups:
@@ -74,8 +78,8 @@ class Groups:
                 open_groups = [g for g in open_groups if len(g) < variants_per_pass]
             for n, group in enumerate(g for g in groups if len(g) > 1):
                 key = (chrom, side, n)
-                self.members[key] = [c[3] for c in group]
-                self.group_of.update({(c[3].record, c[3].allele): key for c in group})
+                self.members[key] = group
+                self.group_of.update({(c[3], c[4]): key for c in group})
 
     def _placed(self, allele: Allele, check_ref: bool) -> tuple[str, int, int] | None:
         """(chrom, first, stop) of an allele whose centred REF and ALT windows lie inside its contig (and
@@ -100,8 +104,8 @@ class Groups:
 
     def windows(self, key: tuple[str, int, int]) -> list[AlleleWindows]:
         """The exact (centred, forward) windows of a group's members."""
-        return [centred_windows(self.genome, dataclasses.replace(a.variant, chrom=key[0]), self.window_bp)
-                for a in self.members[key]]
+        return [centred_windows(self.genome, Variant(key[0], first + 1, ref, alt), self.window_bp)
+                for _, first, _, _, _, ref, alt in self.members[key]]
 
 
 def _fits(member: tuple, candidate: tuple, spacing_bp: int) -> bool:
@@ -236,7 +240,7 @@ def share_passes(pending: list[tuple], groups: Groups, tokenizer, eval_length: i
             if kept is None:
                 break
             if len(kept[0]) == len(group):
-                shared = {(members[n].record, members[n].allele): s for n, s in zip(group, kept[1], strict=True)}
+                shared = {members[n][3:5]: s for n, s in zip(group, kept[1], strict=True)}
                 for n in found:
                     window = pending[n][0]
                     if (window.allele.record, window.allele.allele) in shared:
