@@ -16,7 +16,6 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from dnabird.genome.reference import Genome
@@ -26,14 +25,13 @@ from dnabird.variants.records import read_alleles
 
 
 def markov_scores(run: Path, genome: Genome, alleles, settings: dict, clips: dict, max_order: int) -> pd.DataFrame:
-    """The held-out report's order-k Markov chain (fitted on the run's training shards), scoring the same
-    masked span of the same windows as mlm_llr (clipped as it clipped them: `clips`, (record, allele) ->
-    bp cut from each end): log P(ALT span) − log P(REF span), each base given the k bases before it; raw
-    and per bp, mean over a record's ALTs and over strands like the model."""
+    """The held-out report's order-k Markov chain (fitted on the run's training shards) scoring the same
+    masked span of the same windows as mlm_llr (`dnabird.variants.baseline.markov_llr`, clipped as mlm_llr
+    clipped them: `clips`, (record, allele) -> bp cut from each end); mean over a record's ALTs."""
     from dnabird.data.shards import ShardReader
     from dnabird.model.checkpoint import read_tokenizer
     from dnabird.pretraining.markov import MarkovBaseline
-    from dnabird.variants.mlm import masked_spans
+    from dnabird.variants.baseline import markov_llr
     from dnabird.variants.windows import centred_windows
 
     tokenizer = read_tokenizer(run / "pretrain" / "model")
@@ -45,19 +43,9 @@ def markov_scores(run: Path, genome: Genome, alleles, settings: dict, clips: dic
         if cut_left or cut_right:
             forward = forward.clip(forward.ref_at - cut_left,
                                    len(forward.ref) - forward.ref_at - forward.ref_length - cut_right)
-        strands = [forward, forward.reverse_complement()] if settings["rc"] == "average" else [forward]
-        llr, per_bp = [], []
-        for w in strands:
-            ids = [np.array(tokenizer.encode(seq)) for seq in (w.ref, w.alt)]
-            spans = masked_spans(w, *(tokenizer.token_spans(i) for i in ids), settings["flank_bp"])
-            log_p = []
-            for tokens, span in zip(ids, spans, strict=True):
-                selected = np.zeros(len(tokens), bool)
-                selected[span.first:span.stop] = True
-                log_p.append(markov.log2_probs(tokens, selected)[max_order].sum() * np.log(2))
-            llr.append(log_p[1] - log_p[0])
-            per_bp.append(log_p[1] / spans[1].bp - log_p[0] / spans[0].bp)
-        rows.append((allele.variant.id, np.mean(llr), np.mean(per_bp)))
+        llr, per_bp = markov_llr(markov, tokenizer, forward, settings["rc"] == "average", settings["flank_bp"],
+                                 max_order)
+        rows.append((allele.variant.id, llr, per_bp))
     return pd.DataFrame(rows, columns=["id", "llr", "llr_per_bp"]).groupby("id", sort=False).mean().reset_index()
 
 

@@ -11,9 +11,10 @@ def run(args: argparse.Namespace) -> None:
     """benchmark a model on a labelled variant set (AUROC, AUPRC, …)
 
     Score a labels table (chrom, pos, ref, alt, label; TSV, CSV or parquet) with every method the model supports
-    (head, mlm_llr, llr_per_bp, embed_dist) and report, per method, AUROC, AUPRC, AUPRC averaged over
-    chromosomes weighted by their variants (TraitGym's main metric), the odds ratio of the top k and, with match
-    groups, the matched AUROC, each with a 95 % bootstrap interval (docs/variant-scoring.md)."""
+    (head, mlm_llr, llr_per_bp, embed_dist) and a baseline that needs no model (markov), and report, per method,
+    AUROC, AUPRC, AUPRC averaged over chromosomes weighted by their variants (TraitGym's main metric), the odds
+    ratio of the top k and, with match groups, the matched AUROC, each with a 95 % bootstrap interval
+    (docs/variant-scoring.md)."""
     from dnabird.variants.benchmark import benchmark_variants, format_report
 
     report = benchmark_variants(args.model, args.genome, args.labels, out=args.out,
@@ -33,8 +34,10 @@ def register(subparsers) -> None:
                         help="labels table: .tsv, .csv or .parquet with columns chrom, pos (1-based), "
                              "ref, alt, label (1/0, true/false, pathogenic/benign, positive/negative)")
     parser.add_argument("--out", default="benchmark", help="output folder (default: benchmark)")
-    parser.add_argument("--methods", nargs="+", choices=("head", "mlm_llr", "llr_per_bp", "embed_dist"),
-                        help="methods to score (default: every method the model supports)")
+    parser.add_argument("--methods", nargs="+",
+                        help="methods to score: head (a fine-tuned head), mlm_llr, llr_per_bp (a pretrained model), "
+                             "embed_dist, markov (the order-6 Markov chain baseline; needs no model) (default: "
+                             "every method the model supports)")
     parser.add_argument("--match-on", default="match_group",
                         help="column of match groups (a positive with its matched negatives): adds the matched "
                              "AUROC and resamples whole groups (default: match_group when present; 'none': no groups)")

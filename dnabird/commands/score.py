@@ -1,4 +1,5 @@
-"""`dnabird score`: score the variants of a VCF with a model (a fine-tuned head or zero-shot mlm_llr)."""
+"""`dnabird score`: score the variants of a VCF with a model (a fine-tuned head, zero-shot mlm_llr or the
+embedding distance)."""
 
 from __future__ import annotations
 
@@ -52,9 +53,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
                                                        "tokenizer .model or tokenizer.json, task.json for a "
                                                        "fine-tuned head)")
     parser.add_argument("--genome", required=True, help="reference FASTA (plain or bgzip)")
-    parser.add_argument("--method", default="auto", choices=("auto", "head", "mlm_llr"),
-                        help="head: the fine-tuned classifier; mlm_llr: zero-shot masked-LM log-likelihood "
-                             "ratio; auto: head when the model has a task.json (default)")
+    parser.add_argument("--method", default="auto",
+                        help="a scoring method of dnabird.variants.scorer.SCORERS: head (the fine-tuned head), "
+                             "mlm_llr (zero-shot masked-LM log-likelihood ratio), embed_dist (distance between the "
+                             "REF and ALT windows' embeddings); auto: head when the model has a task.json, else "
+                             "mlm_llr (default)")
     parser.add_argument("--rc", choices=("average", "forward"),
                         help="average forward and reverse-complement windows, or forward only "
                              "(default: the model's strand rule; average for a pretrained model)")

@@ -1,10 +1,12 @@
 """Stage `variants`: score a VCF with the run's models and, given a truth table, benchmark the ranking.
 
-Scorers: `mlm_llr` (the pretrained model zero-shot: effect −LLR, mean over ALTs, and `mlm_llr_per_bp` beside it,
-the one to rank by when indels mix with SNVs), `embed_dist` (the pretrained model's embedding distance between
-the REF and ALT windows), `promoter` (the head in every lifted TSS window holding the variant), `chromatin` (the
-head centred on the variant, overall and per group). A head's `effect` is the largest change over its outputs of
-the log odds (default) or of the probability. With a truth table, the stage writes its labels table
+Scorers: the pretrained model with every method of `dnabird.variants.scorer.SCORERS` that reads a pretrained
+model (`mlm_llr`, zero-shot: effect −LLR, mean over ALTs, and `mlm_llr_per_bp` beside it, the one to rank by
+when indels mix with SNVs; `embed_dist`, the embedding distance between the REF and ALT windows), and the
+fine-tuned heads `promoter` (in every lifted TSS window holding the variant) and `chromatin` (centred on the
+variant, overall and per group). Each scorer's effects are its method's (`Scorer.effects`); a head's is the
+largest change over its outputs of the log odds (default) or of the probability (`effect`). With a truth table,
+the stage writes its labels table
 (`labels.tsv`, as `dnabird benchmark-variants` reads it) and each scorer's benchmark (AUROC, AUPRC, AUPRC by
 chromosome, top-k odds ratio with bootstrap intervals; `dnabird.variants.evaluate`) of disruptive vs distant
 neutral and vs in-element controls (chromatin: also over TF-motif variants alone) goes into `report.json` under
@@ -27,21 +29,26 @@ from dnabird.io import write_json_atomic
 from dnabird.pipeline import RunContext, Stage
 from dnabird.stages import optional_output
 
-SCORERS = ("mlm_llr", "embed_dist", "promoter", "chromatin")  # the models that score (a method: score.METHOD_SCORERS)
-PRETRAINED = ("mlm_llr", "embed_dist")  # scorers that read the pretrained model
+HEADS = ("promoter", "chromatin")  # the fine-tuned heads that score; the other scorers are pretrained-model methods
 PROMOTER_KINDS = ("TATA", "Inr", "GCbox")
 TF_MOTIF_ROW = "chromatin, TF-motif variants only"
-EFFECTS = {"abs_logit_diff": "max |Δ log odds|", "abs_diff": "max |Δp|"}  # a head's effect -> its name
+
+
+def pretrained_methods() -> tuple[str, ...]:
+    """The scoring methods that read a pretrained model (`dnabird.variants.scorer.SCORERS`)."""
+    from dnabird.variants.scorer import SCORERS
+
+    return tuple(name for name, scorer in SCORERS.items() if scorer.supports(None))
 
 
 @dataclass
 class VariantsConfig:
     """vcf, genome, truth, elements: paths (null: the `fetch` stage's; truth "none": no evaluation).
-    scorers: any of `SCORERS`. mlm_window_bp, mlm_eval_length: the zero-shot windows (odd, so the variant's
-    base is the centre; eval_length null: what the window needs at the tokenizer's bp per token). rc:
-    "average" or "forward" for centred windows (TSS windows follow the transcript). top_k: the benchmark's
-    odds-ratio top (a fraction of the scored variants, or a count). ism_region: "chrom:start-end" (1-based)
-    or null (see the module docstring)."""
+    scorers: any of `pretrained_methods()` and `HEADS`. mlm_window_bp, mlm_eval_length: the pretrained model's
+    windows (odd, so the variant's base is the centre; eval_length null: what the window needs at the
+    tokenizer's bp per token). rc: "average" or "forward" for centred windows (TSS windows follow the
+    transcript). top_k: the benchmark's odds-ratio top (a fraction of the scored variants, or a count).
+    ism_region: "chrom:start-end" (1-based) or null (see the module docstring)."""
 
     vcf: str | None = None
     genome: str | None = None
@@ -60,13 +67,16 @@ class VariantsConfig:
     seed: int = 0
 
     def __post_init__(self):
-        unknown = [s for s in self.scorers if s not in SCORERS]
+        from dnabird.variants.scorer import HEAD_EFFECTS
+
+        known = (*pretrained_methods(), *HEADS)
+        unknown = [s for s in self.scorers if s not in known]
         if unknown or not self.scorers:
-            raise ParameterError("variants.scorers", self.scorers, f"a non-empty list of {SCORERS}")
+            raise ParameterError("variants.scorers", self.scorers, f"a non-empty list of {known}")
         if self.rc not in ("average", "forward"):
             raise ParameterError("variants.rc", self.rc, '"average" or "forward"')
-        if self.effect not in EFFECTS:
-            raise ParameterError("variants.effect", self.effect, f"one of {tuple(EFFECTS)}")
+        if self.effect not in HEAD_EFFECTS:
+            raise ParameterError("variants.effect", self.effect, f"one of {tuple(HEAD_EFFECTS)}")
 
 
 def _paths(config: VariantsConfig, context: RunContext) -> dict[str, Path | None]:
@@ -76,7 +86,7 @@ def _paths(config: VariantsConfig, context: RunContext) -> dict[str, Path | None
         given = getattr(config, name)
         paths[name] = None if given == "none" else Path(given) if given else optional_output(context, "fetch", output)
     for scorer in config.scorers:
-        stage = "pretrain" if scorer in PRETRAINED else scorer
+        stage = scorer if scorer in HEADS else "pretrain"
         paths[scorer] = context.output(stage, "model")
     if "promoter" in config.scorers:
         paths["tss"] = context.output("promoter", "tss")
@@ -88,24 +98,24 @@ def inputs(config: VariantsConfig, context: RunContext) -> list[Path]:
 
 
 def _method(scorer: str, config: VariantsConfig, paths: dict) -> dict:
-    """How `scorer` scores: zero-shot centred windows, the promoter head in TSS windows, or a centred head."""
-    if scorer == "mlm_llr":
-        return dict(method="mlm_llr", rc=config.rc, window_bp=config.mlm_window_bp, eval_length=config.mlm_eval_length)
+    """How `scorer` scores: a pretrained-model method in centred windows, the promoter head in TSS windows, or a
+    centred head."""
+    if scorer not in HEADS:
+        return dict(method=scorer, rc=config.rc, window_bp=config.mlm_window_bp, eval_length=config.mlm_eval_length)
     return dict(method="head", tss=paths["tss"]) if scorer == "promoter" else dict(method="head", rc=config.rc)
 
 
-def _effects(scorer: str, scores, effect: str) -> pd.DataFrame:
-    """Per variant: −LLR for mlm_llr, the distance for embed_dist; for a head the maximum of `effect` over
-    outputs (and per group)."""
-    if scorer == "embed_dist":
-        return scores.per_variant("diff", "mean")[["id", "all"]].rename(columns={"all": scorer})
-    if scorer == "mlm_llr":
-        table = scores.per_variant("diff", "mean", outputs=["llr"])[["id", "all"]]
-        table["all"] = -table["all"]
-        table["mlm_llr_per_bp"] = -scores.per_variant("diff", "mean", outputs=["llr_per_bp"])["all"]
-        return table.rename(columns={"all": "mlm_llr"})
-    table = scores.per_variant(effect, "max").drop(columns=["record", "chrom", "pos"])
-    return table.rename(columns={c: scorer if c == "all" else f"{scorer}_{c}" for c in table.columns if c != "id"})
+def _effects(scorer: str, scores, effects) -> pd.DataFrame:
+    """Per variant each of the scorer's `effects` (`Scorer.effects`), in a column named after the scorer (and
+    the effect's suffix), and per output group where the outputs fall into several."""
+    table = None
+    for effect in effects:
+        column = scorer + effect.suffix
+        values = effect.per_variant(scores).drop(columns=["record", "chrom", "pos"])
+        values = values.rename(columns={c: column if c == "all" else f"{column}_{c}" for c in values.columns
+                                        if c != "id"})
+        table = values if table is None else table.merge(values, on="id", how="outer")
+    return table
 
 
 def _ism_region(config: VariantsConfig, paths: dict, truth) -> str | None:
@@ -127,10 +137,11 @@ def _ism_region(config: VariantsConfig, paths: dict, truth) -> str | None:
 
 def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[str, Path]:
     from dnabird.genome.reference import Genome
+    from dnabird.model.checkpoint import read_task
     from dnabird.variants import score_variants
-    from dnabird.variants.embed import embedding_distances
     from dnabird.variants.evaluate import plot_effects, read_truth, truth_labels, truth_rankings
     from dnabird.variants.ism import saturation_mutagenesis
+    from dnabird.variants.scorer import SCORERS
     from dnabird.variants.writers import write_skipped, write_tsv
 
     paths = _paths(config, context)
@@ -141,18 +152,15 @@ def run(config: VariantsConfig, context: RunContext, stage_dir: Path) -> dict[st
         truth_labels(truth).to_csv(stage_dir / "labels.tsv", sep="\t", index=False)
     for scorer in config.scorers:
         started = time.perf_counter()
-        if scorer == "embed_dist":
-            scores = embedding_distances(paths[scorer], genome, paths["vcf"], rc=config.rc,
-                                         window_bp=config.mlm_window_bp, eval_length=config.mlm_eval_length,
-                                         batch_size=config.batch_size, device="cpu")
-        else:
-            scores = score_variants(paths[scorer], genome, paths["vcf"], batch_size=config.batch_size, device="cpu",
-                                    **_method(scorer, config, paths))
+        method = _method(scorer, config, paths)
+        scores = score_variants(paths[scorer], genome, paths["vcf"], batch_size=config.batch_size, device="cpu",
+                                **method)
         write_tsv(scores, stage_dir / f"{scorer}.tsv")
         write_skipped(scores, stage_dir / f"{scorer}.unscored.tsv")
-        table = _effects(scorer, scores, config.effect)
+        rules = SCORERS[method["method"]].effects(read_task(paths[scorer]), kind=config.effect)
+        table = _effects(scorer, scores, rules)
         effects = table if effects is None else effects.merge(table, on="id", how="outer")
-        entry = {"effect": {"mlm_llr": "−LLR", "embed_dist": "embedding distance"}.get(scorer, EFFECTS[config.effect]),
+        entry = {"effect": rules[0].label,
                  "summary": scores.summary(), "unscored": f"{scorer}.unscored.tsv", "settings": scores.settings,
                  "seconds": round(time.perf_counter() - started, 1)}
         if truth is not None:

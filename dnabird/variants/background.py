@@ -16,7 +16,6 @@ import numpy as np
 
 from dnabird.errors import InputFormatError, ParameterError, check_int, reject
 from dnabird.genome.reference import Genome
-from dnabird.progress import progress_bar
 from dnabird.variants.records import Allele, Variant
 from dnabird.variants.scores import VariantScores
 
@@ -78,8 +77,7 @@ def check_background(scoring, count: int) -> None:
 
 
 def score_background_with(scoring, count: int, seed: int, progress: bool = True) -> VariantScores:
-    """The background scored with a prepared `Scoring` (each rank its records, merged on every rank)."""
+    """The background scored with a prepared `ScoringSetup` (each rank its records, merged on every rank)."""
     check_background(scoring, count)
     alleles = background_alleles(scoring.genome, count, scoring.setup.window_bp, seed)
-    with progress_bar(enabled=progress and scoring.ctx.is_main, desc="scoring background", unit=" windows") as bar:
-        return scoring.merged(scoring.score(scoring.mine(alleles), bar))
+    return scoring.score_all(alleles, progress, "scoring background")

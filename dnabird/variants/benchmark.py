@@ -2,11 +2,11 @@
 
 A labels table (TSV, CSV or parquet; TraitGym's and ClinVar-derived sets' layout:
 chrom, 1-based pos, ref, alt, label, and optionally a match column such as TraitGym's `match_group`) is
-scored with every method the model supports, through `score_variants` and `embedding_distances`:
-
-- `head` (a fine-tuned classifier): the largest |Δ log odds| over its outputs, the most changed output;
-- `mlm_llr` (a pretrained masked LM): −LLR, the log-likelihood the ALT allele loses; `llr_per_bp`: −LLR per bp;
-- `embed_dist`: the distance between the REF and ALT windows' mean-pooled final hidden states.
+scored through `score_variants` with every method of `dnabird.variants.scorer.SCORERS` the model supports,
+each ranked by its scorer's effects (`Scorer.effects`: e.g. a head's largest |Δ log odds| over its outputs,
+−LLR and −LLR per bp, the embedding distance), and beside them by `markov`, a score that needs no model: −the
+change in log-likelihood of the variant's masked span under an order-6 Markov chain fitted on the genome
+(`dnabird.variants.baseline`), so a near-chance method can be told from a broken one.
 
 Each score is ranked against the labels (`dnabird.variants.benchmark_metrics`). Labels: 1/true/pathogenic/
 positive and 0/false/benign/negative, any case. A missing column or an unknown label is an error naming the
@@ -24,23 +24,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dnabird.errors import InputFormatError, ParameterError, reject
+from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError, reject
+from dnabird.variants.baseline import MARKOV_ORDER
 from dnabird.variants.benchmark_metrics import ranking_metrics
 from dnabird.variants.records import Variant
+from dnabird.variants.scorer import SCORERS
 
 REQUIRED = ("chrom", "pos", "ref", "alt", "label")
 POSITIVE = ("1", "true", "pathogenic", "positive")
 NEGATIVE = ("0", "false", "benign", "negative")
 DEFAULT_MATCH = "match_group"  # TraitGym's matched negatives
-SCORE_NAMES = {"head": "max |Δ log odds|", "mlm_llr": "−LLR", "llr_per_bp": "−LLR per bp",
-               "embed_dist": "embedding distance"}
+BASELINE = "markov"  # the baseline's row: needs no model
+BASELINE_LABEL = f"−ΔlogL, order-{MARKOV_ORDER} Markov chain"
 SKIPPED_COLUMNS = ("line", "chrom", "pos", "ref", "alt", "label", "method", "reason", "detail")
 PARQUET = (".parquet", ".pq")
-RESERVED = ("line", "match_key", *SCORE_NAMES)  # columns the benchmark adds
-FROM_RUN = {  # per scoring run, each method it gives: (method, `per_variant` kind and reduction, outputs, sign)
-    "head": (("head", "abs_logit_diff", "max", None, 1),),
-    "mlm_llr": (("mlm_llr", "diff", "mean", ["llr"], -1), ("llr_per_bp", "diff", "mean", ["llr_per_bp"], -1)),
-    "embed_dist": (("embed_dist", "diff", "mean", None, 1),)}
+RESERVED = ("line", "match_key", *(e.name for scorer in SCORERS.values() for e in scorer.effects(None)),
+            BASELINE)  # columns the benchmark adds
 
 
 def _read_table(path: Path) -> tuple[pd.DataFrame, bool]:
@@ -115,65 +114,113 @@ def read_labels(path: str | os.PathLike, match_on: str | None = DEFAULT_MATCH) -
     return table.reset_index(drop=True)
 
 
-def model_methods(model: str | os.PathLike) -> tuple[str, ...]:
-    """The methods a checkpoint supports: `head` with a task.json, else `mlm_llr` and `llr_per_bp`; both
-    `embed_dist`."""
-    from dnabird.variants.score import scored_outputs
+def _task(model: str | os.PathLike):
+    """The checkpoint's task (None: a pretrained model), read from its task.json alone."""
+    from dnabird.model.checkpoint import read_task
 
-    has_head = scored_outputs(model) != ["llr", "llr_per_bp"]
-    return ("head", "embed_dist") if has_head else ("mlm_llr", "llr_per_bp", "embed_dist")
+    if not Path(model).is_dir():
+        raise CheckpointError(f"{model}: checkpoint directory not found")
+    return read_task(model)
+
+
+def model_methods(model: str | os.PathLike) -> tuple[str, ...]:
+    """The methods a checkpoint supports: the effects (`Scorer.effects`) of every scorer that can read it (a
+    head: `head`, `embed_dist`; a pretrained model: `mlm_llr`, `llr_per_bp`, `embed_dist`), then `markov`."""
+    task = _task(model)
+    return (*(e.name for scorer in SCORERS.values() if scorer.supports(task) for e in scorer.effects(task)),
+            BASELINE)
 
 
 def score_methods(model, genome, labels: pd.DataFrame, methods=None, *, tss=None, rc: str | None = None,
                   window_bp: int | None = None, eval_length: int | None = None, batch_size: int = 16,
-                  device: str = "auto", progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+                  device: str = "auto", progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, dict, dict]:
     """Every row of `labels` (`read_labels`) scored by each of `methods` (default: all the model supports):
     the table with one score column per method (NA where not scored, higher = more likely positive), the
-    skipped rows (`SKIPPED_COLUMNS`) and each scoring's settings."""
+    skipped rows (`SKIPPED_COLUMNS`), each scoring's settings and each method's label."""
     from dnabird.genome.reference import Genome
-    from dnabird.variants.embed import embedding_distances
     from dnabird.variants.score import score_variants
 
     supported = model_methods(model)
     methods = list(methods or supported)
     unknown = [m for m in methods if m not in supported]
     reject(bool(unknown), "methods", unknown, f"methods this model supports: {list(supported)}")
+    task = _task(model)
     genome = genome if isinstance(genome, Genome) else Genome(genome)
     variants = [Variant(c, int(p), r, a, f"line{line}")
                 for line, c, p, r, a in labels[["line", "chrom", "pos", "ref", "alt"]].itertuples(index=False)]
     sizes = dict(window_bp=window_bp, eval_length=eval_length, batch_size=batch_size, device=device,
                  progress=progress)
-    table, skipped, settings = labels.copy(), [], {}
-    runs = {}
-    if "head" in methods:
-        runs["head"] = score_variants(model, genome, variants, method="head", rc=rc, tss=tss, **sizes)
-    if {"mlm_llr", "llr_per_bp"} & set(methods):
-        runs["mlm_llr"] = score_variants(model, genome, variants, method="mlm_llr", rc=rc, **sizes)
-    if "embed_dist" in methods:
-        runs["embed_dist"] = embedding_distances(model, genome, variants, rc=rc or "average", **sizes)
-    for run, scores in runs.items():
-        settings[run] = scores.settings
-        for method, kind, reduce, outputs, sign in FROM_RUN[run]:
-            if method not in methods:
-                continue
-            per_variant = scores.per_variant(kind, reduce, outputs=outputs)
-            table[method] = np.nan
-            table.loc[per_variant["record"].to_numpy(), method] = sign * per_variant["all"].to_numpy()
-            for row in scores.skipped.drop_duplicates("record").itertuples(index=False):
-                entry = labels.iloc[row.record]
-                skipped.append((entry["line"], entry["chrom"], entry["pos"], entry["ref"], entry["alt"],
-                                entry["label"], method, row.reason, row.detail))
-    return table, pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS)), settings
+    table, skipped, settings, names = labels.copy(), [], {}, {}
+
+    def add(method: str, values: pd.DataFrame, unscored: pd.DataFrame) -> None:
+        table[method] = np.nan
+        table.loc[values["record"].to_numpy(), method] = values["all"].to_numpy()
+        for row in unscored.drop_duplicates("record").itertuples(index=False):
+            entry = labels.iloc[row.record]
+            skipped.append((entry["line"], entry["chrom"], entry["pos"], entry["ref"], entry["alt"],
+                            entry["label"], method, row.reason, row.detail))
+
+    for name, scorer in SCORERS.items():
+        effects = [e for e in scorer.effects(task) if e.name in methods] if scorer.supports(task) else []
+        if not effects:
+            continue
+        scores = score_variants(model, genome, variants, method=name, rc=rc,
+                                tss=tss if scorer.needs_head else None, **sizes)
+        settings[name] = scores.settings
+        for effect in effects:
+            add(effect.name, effect.per_variant(scores), scores.skipped)
+            names[effect.name] = effect.label
+    if BASELINE in methods:
+        baseline, unscored, settings[BASELINE] = markov_baseline(model, genome, variants, settings, rc, window_bp)
+        add(BASELINE, baseline, unscored)
+        names[BASELINE] = BASELINE_LABEL
+    return table, pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS)), settings, names
 
 
-def evaluate(table: pd.DataFrame, methods, *, top_k: float = 0.01, resamples: int = 1000, seed: int = 0) -> dict:
+def markov_baseline(model, genome, variants: list[Variant], settings: dict, rc: str | None,
+                    window_bp: int | None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """−(log P(ALT span) − log P(REF span)) under an order-`MARKOV_ORDER` chain fitted on `genome`
+    (`dnabird.variants.baseline`) in each variant's centred window (the window, strands and flank of the
+    first scoring run in `settings`, else `window_bp` or 1001 bp, both strands): per record the mean over
+    its ALTs (`record`, `all`), the alleles it cannot score with the reason, and its settings."""
+    from dnabird.model.checkpoint import read_tokenizer
+    from dnabird.model.task_spec import Anchor
+    from dnabird.variants.baseline import genome_chain, markov_llr
+    from dnabird.variants.records import read_alleles
+    from dnabird.variants.score import INVALID_BASE, Setup, allele_windows
+    from dnabird.variants.scores import SKIPPED_COLUMNS as UNSCORED_COLUMNS
+
+    run = next(iter(settings.values()), {})
+    window = run.get("window_bp", window_bp or 1001)
+    average, flank = run.get("rc", rc or "average") == "average", run.get("flank_bp", 0)
+    setup = Setup(BASELINE, window, 0, Anchor("centre"), average, flank, "skip")  # the windows `score` reads
+    tokenizer = read_tokenizer(model)
+    chain = genome_chain(genome, tokenizer)
+    values, unscored = [], []
+    for allele in read_alleles(variants):
+        try:
+            (window_of,) = allele_windows(allele, genome, setup, None)
+            values.append((allele.record, -markov_llr(chain, tokenizer, window_of.sequences, average, flank)[0]))
+        except (UnscorableVariantError, InputFormatError) as err:
+            reason, detail = (err.reason, err.detail) if isinstance(err, UnscorableVariantError) else \
+                (INVALID_BASE, str(err))
+            v = allele.variant
+            unscored.append((allele.record, allele.allele, v.chrom, v.pos, v.id, v.ref, v.alt, reason, detail))
+    per_record = pd.DataFrame(values, columns=["record", "all"]).groupby("record", sort=True).mean().reset_index()
+    return per_record, pd.DataFrame(unscored, columns=list(UNSCORED_COLUMNS)), \
+        {"order": MARKOV_ORDER, "window_bp": window, "rc": "average" if average else "forward", "flank_bp": flank,
+         "fitted_on": "genome", "tokenizer_hash": tokenizer.hash}
+
+
+def evaluate(table: pd.DataFrame, methods, *, labels: dict | None = None, top_k: float = 0.01, resamples: int = 1000,
+             seed: int = 0) -> dict:
     """`ranking_metrics` of each method's column of `table` (label, chrom, match_key and the score columns) over
-    the rows it scored; `unscored` counts the rest. Methods with no scored row, or one class only, have no
-    metrics."""
+    the rows it scored (`labels`: what each method's score is); `unscored` counts the rest. Methods with no
+    scored row, or one class only, have no metrics."""
     out = {}
     for method in methods:
         scored = table[table[method].notna()]
-        entry = {"score": SCORE_NAMES.get(method, method), "unscored": int(len(table) - len(scored))}
+        entry = {"score": (labels or {}).get(method, method), "unscored": int(len(table) - len(scored))}
         if scored["label"].nunique() == 2:
             groups = scored["match_key"].to_numpy() if scored["match_key"].notna().all() else None
             entry.update(ranking_metrics(scored["label"].to_numpy(), scored[method].to_numpy(),
@@ -261,14 +308,15 @@ def benchmark_variants(model, genome, labels, *, out=None, methods=None, match_o
     table = read_labels(labels, match_on)
     if table["label"].nunique() < 2:
         raise ParameterError("labels", str(labels), "a table with both positive and negative variants")
-    scored, skipped, settings = score_methods(model, genome, table, methods, tss=tss, rc=rc, window_bp=window_bp,
-                                              eval_length=eval_length, batch_size=batch_size, device=device,
-                                              progress=progress)
+    scored, skipped, settings, labels_of = score_methods(model, genome, table, methods, tss=tss, rc=rc,
+                                                         window_bp=window_bp, eval_length=eval_length,
+                                                         batch_size=batch_size, device=device, progress=progress)
     names = list(methods or model_methods(model))
     report = {"model": str(model), "genome": str(genome), "labels": str(labels),
               "match_on": match_on if table["match_key"].notna().all() else None, "resamples": resamples, "seed": seed,
               "skipped": len(skipped), "skipped_by_method": skipped.groupby("method").size().to_dict(),
-              "methods": evaluate(scored, names, top_k=top_k, resamples=resamples, seed=seed), "settings": settings}
+              "methods": evaluate(scored, names, labels=labels_of, top_k=top_k, resamples=resamples, seed=seed),
+              "settings": settings}
     if out is not None:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)

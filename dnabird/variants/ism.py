@@ -19,7 +19,8 @@ from dnabird.inference.windows import parse_region
 from dnabird.progress import progress_bar
 from dnabird.train.metrics import save_png
 from dnabird.variants.records import Allele, Variant
-from dnabird.variants.score import METHOD_SCORERS, ScoredWindow, resolve_setup, score_windows
+from dnabird.variants.score import ScoredWindow, resolve_setup, score_windows
+from dnabird.variants.scorer import SCORERS
 from dnabird.variants.scores import VariantScores
 from dnabird.variants.windows import anchored_windows
 
@@ -109,7 +110,7 @@ def saturation_mutagenesis(model, genome: str | os.PathLike | Genome, region: st
         return [ScoredWindow(allele, windows, ".", True)]
 
     with progress_bar(total=len(alleles), enabled=progress, desc="mutagenesis", unit=" SNVs") as bar:
-        scorer = METHOD_SCORERS[setup.method](predictor, setup)
+        scorer = SCORERS[setup.method](predictor, setup)
         scores = score_windows(scorer, setup, alleles, windows_of, batch_size, bar)
     if len(scores.skipped):
         first = scores.skipped.iloc[0]

@@ -9,13 +9,16 @@ from one second row, in which every such member's span holds its ALT token count
 retokenizes the window beyond its span, or whose span comes too close to another's, is scored by the exact
 method. A group of one keeps the exact rows, so its scores are the exact method's.
 
-Grouping (first fit, in input order): a variant joins the first open group on its chromosome that has fewer
-than `variants_per_pass` members, whose members' alleles all lie `spacing_bp` or more from its own, and whose
-centres stay within `CENTRE_SPREAD` (three quarters) of a window of it; the group's window has the exact
-method's length, centred between its outermost members, so every member keeps at least an eighth of the
-window on each side. Only whole, unpadded forward windows are grouped (a window padded at a contig end or
-clipped at an N run stays exact). Groups form within the records `score_windows` gathers before running
-the model (`CHUNK_BATCHES` batches per variant of a pass), so a sorted VCF groups best.
+Grouping (`Groups`, from the variants' positions alone): the input's alleles whose centred windows lie whole
+inside their contig (and whose REF the genome holds) are taken outwards from the contig's centre, each half of
+the contig on its own, so that the reverse-complemented contig (its halves swapped, each read in the same
+outward order) groups alike; each joins the first open group of its half that has fewer than
+`variants_per_pass` members, whose members' alleles all lie `spacing_bp` or more from its own, and whose first
+member's centre lies within `CENTRE_SPREAD` (three quarters) of a window of its own, else opens a group. The
+group's window has the exact method's length, centred between its outermost members, so every member keeps
+at least an eighth of the window on each side. A group depends only on which variants the whole input holds,
+never on their order, on the chunk or process that scores a member (a group split between chunks is run in
+each, for its members there), or on the strand of the FASTA (for variants at distinct positions).
 
 What differs from the exact scores: each member sees the other members' spans masked and sits up to 3/8 of a
 window off-centre. docs/variant-scoring.md gives the measured agreement.
@@ -24,14 +27,107 @@ window off-centre. docs/variant-scoring.md gives the measured agreement.
 from __future__ import annotations
 
 import dataclasses
+from collections import defaultdict
+from collections.abc import Iterable
 
+from dnabird.errors import InputFormatError
+from dnabird.genome.reference import Genome
 from dnabird.variants.mlm import MaskedSpan, masked_spans
-from dnabird.variants.windows import AlleleWindows
+from dnabird.variants.records import Allele, Variant
+from dnabird.variants.windows import AlleleWindows, centred_windows
 
 VARIANTS_PER_PASS = 16  # default members of one shared pass (1: the exact method)
 SPACING_BP = 100  # default least bp between two masked spans of one pass
 CENTRE_SPREAD = 0.75  # member centres lie within this fraction of a window of each other
 
+
+class Groups:
+    """The shared-pass groups of an input's alleles (module docstring): `group_of` (record, allele) → a group
+    key, and each group's `members` as compact records (offset from the contig's centre, first, stop, record,
+    allele, REF, ALT): an input's candidates are held in memory while the groups form, a few hundred bytes
+    each."""
+
+    def __init__(self, alleles: Iterable[Allele], genome: Genome, window_bp: int, variants_per_pass: int,
+                 spacing_bp: int, check_ref: bool = True):
+        self.genome, self.window_bp = genome, window_bp
+        spread = 2 * int(window_bp * CENTRE_SPREAD)  # in doubled bp, as the offsets below
+        sides: dict[tuple[str, int], list[tuple]] = defaultdict(list)
+        for allele in alleles:
+            placed = self._placed(allele, check_ref)
+            if placed is not None:
+                chrom, first, stop = placed
+                offset = first + stop - genome.length(chrom)  # twice the allele's centre − the contig's centre
+                v = allele.variant
+                sides[chrom, (offset > 0) - (offset < 0)].append((abs(offset), first, stop, allele.record,
+                                                                  allele.allele, v.ref, v.alt))
+        self.group_of: dict[tuple[int, int], tuple[str, int, int]] = {}
+        self.members: dict[tuple[str, int, int], list[tuple]] = {}
+        for (chrom, side), found in sides.items():
+            found.sort(key=lambda c: (*c[:3], *c[5:]))  # outwards from the centre
+            groups: list[list[tuple]] = []
+            open_groups: list[list[tuple]] = []
+            for candidate in found:  # the first open group it fits, else a group of its own
+                open_groups = [g for g in open_groups if candidate[0] - g[0][0] <= spread]
+                for group in open_groups:
+                    if all(_fits(member, candidate, spacing_bp) for member in group):
+                        group.append(candidate)
+                        break
+                else:
+                    groups.append([candidate])
+                    open_groups.append(groups[-1])
+                open_groups = [g for g in open_groups if len(g) < variants_per_pass]
+            for n, group in enumerate(g for g in groups if len(g) > 1):
+                key = (chrom, side, n)
+                self.members[key] = group
+                self.group_of.update({(c[3], c[4]): key for c in group})
+
+    def _placed(self, allele: Allele, check_ref: bool) -> tuple[str, int, int] | None:
+        """(chrom, first, stop) of an allele whose centred REF and ALT windows lie inside its contig (and
+        whose REF the genome holds, with `check_ref`); None for one scored alone."""
+        v = allele.variant
+        if allele.problem is not None or v.chrom not in self.genome:
+            return None
+        chrom, first, stop = self.genome.resolve(v.chrom), v.start, v.start + len(v.ref)
+        size, length = self.window_bp, self.genome.length(chrom)
+        left_ref, left_alt = size // 2 - len(v.ref) // 2, size // 2 - len(v.alt) // 2
+        right_alt = size - left_alt - len(v.alt)
+        if min(left_ref, left_alt, size - left_ref - len(v.ref), right_alt) < 0 \
+                or min(first - left_ref, first - left_alt) < 0 \
+                or max(first - left_ref + size, stop + right_alt) > length:
+            return None
+        try:
+            if check_ref and self.genome.fetch(chrom, first, stop).sequence.upper() != v.ref.upper():
+                return None
+        except InputFormatError:
+            return None
+        return chrom, first, stop
+
+    def windows(self, key: tuple[str, int, int]) -> list[AlleleWindows]:
+        """The exact (centred, forward) windows of a group's members."""
+        return [centred_windows(self.genome, Variant(key[0], first + 1, ref, alt), self.window_bp)
+                for _, first, _, _, _, ref, alt in self.members[key]]
+
+
+def _fits(member: tuple, candidate: tuple, spacing_bp: int) -> bool:
+    """Whether two alleles (offset, first, stop, …) lie `spacing_bp` or more apart."""
+    return max(candidate[1] - member[2], member[1] - candidate[2]) >= spacing_bp
+
+
+def _apart(found: list[tuple[int, int, Allele]], spacing_bp: int) -> list[bool]:
+    """Whether each allele [first, stop) lies `spacing_bp` or more from every other one."""
+    order = sorted(range(len(found)), key=lambda n: found[n][0])
+    ok = [True] * len(found)
+    last_stop = None
+    for n in order:  # closer than the spacing to an allele that starts before it (or with it)
+        if last_stop is not None and found[n][0] - last_stop < spacing_bp:
+            ok[n] = False
+        last_stop = found[n][1] if last_stop is None else max(last_stop, found[n][1])
+    next_first = None
+    for n in reversed(order):  # … or to one that starts after it (or with it)
+        if next_first is not None and next_first - found[n][1] < spacing_bp:
+            ok[n] = False
+        next_first = found[n][0] if next_first is None else min(next_first, found[n][0])
+    return ok
 
 @dataclasses.dataclass(frozen=True)
 class Member:
@@ -42,35 +138,6 @@ class Member:
     alt_ids: tuple[int, ...]  # the ALT tokens under its span
     low: int  # the REF span's bp extent in the window
     high: int
-
-
-def group_windows(windows: list[AlleleWindows | None], chroms: list[str], variants_per_pass: int,
-                  spacing_bp: int) -> list[list[int]]:
-    """Indices of `windows` in groups that may share a pass (see the module docstring); `None` (a window
-    that may not be grouped) and a window that joins no group are groups of one."""
-    groups: list[list[int]] = []
-    open_groups: list[list[int]] = []
-    for n, w in enumerate(windows):
-        if w is None:
-            groups.append([n])
-            continue
-        for group in open_groups:
-            if chroms[group[0]] == chroms[n] and all(_fits(windows[m], w, spacing_bp) for m in group):
-                group.append(n)
-                break
-        else:
-            open_groups.append([n])
-            groups.append(open_groups[-1])
-        open_groups = [g for g in open_groups if chroms[g[0]] == chroms[n] and len(g) < variants_per_pass]
-    return groups
-
-
-def _fits(a: AlleleWindows, b: AlleleWindows, spacing_bp: int) -> bool:
-    """Whether two variants may share a window: centres `CENTRE_SPREAD` of a window or less apart, alleles
-    `spacing_bp` or more apart."""
-    a_first, b_first = a.start + a.ref_at, b.start + b.ref_at
-    gap = max(b_first - (a_first + a.ref_length), a_first - (b_first + b.ref_length))
-    return abs(a.start - b.start) <= int(len(a.ref) * CENTRE_SPREAD) and gap >= spacing_bp
 
 
 def shared_window(members: list[AlleleWindows]) -> tuple[str, int]:
@@ -110,11 +177,13 @@ def strand_members(tokenizer, ref_ids: list[int], windows: list[AlleleWindows], 
 
 
 def spaced(members: list[Member | None], spacing_bp: int) -> list[bool]:
-    """Which members keep their place: present, and (in bp order) `spacing_bp` or more after the last kept."""
-    keep, last = [False] * len(members), None
-    for n in sorted((n for n, m in enumerate(members) if m is not None), key=lambda n: members[n].low):
-        if last is None or members[n].low - last >= spacing_bp:
-            keep[n], last = True, members[n].high
+    """Which members keep their place: present, and `spacing_bp` or more from every other present one (in a
+    window's bp, after their spans grew to token boundaries)."""
+    present = [n for n, m in enumerate(members) if m is not None]
+    found = _apart([(members[n].low, members[n].high, None) for n in present], spacing_bp)
+    keep = [False] * len(members)
+    for n, ok in zip(present, found, strict=True):
+        keep[n] = ok
     return keep
 
 
@@ -151,22 +220,32 @@ def shared_rows(ref_ids: list[int], members: list[Member], mask_id: int) -> tupl
     return result_rows, result_targets
 
 
-def share_passes(pending: list[tuple], tokenizer, eval_length: int, rc: bool, flank_bp: int,
-                 variants_per_pass: int, spacing_bp: int) -> list[tuple]:
-    """`pending` [(ScoredWindow, (rows, targets, bp)) …] (exact `LLRScorer` rows) with the windows of each group
-    scored from shared rows: the same list where a group formed, each member's window replaced by the shared
-    one and its rows by the shared rows (the same row objects for every member, run once by `run_windows`)."""
-    windows = [w.sequences if _groupable(w.sequences) else None for w, _ in pending]
-    chroms = [w.allele.variant.chrom for w, _ in pending]
-    result = list(pending)
-    for group in group_windows(windows, chroms, variants_per_pass, spacing_bp):
+def share_passes(pending: list[tuple], groups: Groups, tokenizer, eval_length: int, rc: bool, flank_bp: int,
+                 spacing_bp: int) -> dict[int, tuple]:
+    """For `pending` [(ScoredWindow, rows) …] (exact `LLRScorer` rows), the group members' replacements:
+    index → (the window with its group's shared window, (rows, targets, bp)), the shared rows being the same
+    objects for every member (run once by `run_windows`). A group is formed from all its members, whichever
+    of them `pending` holds."""
+    present: dict[tuple, list[int]] = defaultdict(list)
+    for n, (window, _) in enumerate(pending):
+        key = groups.group_of.get((window.allele.record, window.allele.allele))
+        if key is not None:
+            present[key].append(n)
+    result = {}
+    for key, found in present.items():
+        members, windows = groups.members[key], groups.windows(key)
+        group = list(range(len(members)))
         while len(group) > 1:  # members dropped (retokenized, too close) leave the others to try again
             kept = _share(group, [windows[n] for n in group], tokenizer, eval_length, rc, flank_bp, spacing_bp)
             if kept is None:
                 break
             if len(kept[0]) == len(group):
-                for n, shared in zip(group, kept[1], strict=True):
-                    result[n] = (dataclasses.replace(pending[n][0], sequences=shared[0]), shared[1])
+                shared = {members[n][3:5]: s for n, s in zip(group, kept[1], strict=True)}
+                for n in found:
+                    window = pending[n][0]
+                    if (window.allele.record, window.allele.allele) in shared:
+                        sequences, rows = shared[window.allele.record, window.allele.allele]
+                        result[n] = (dataclasses.replace(window, sequences=sequences), rows)
                 break
             group = kept[0]
     return result
@@ -181,10 +260,13 @@ def _share(group: list[int], members: list[AlleleWindows], tokenizer, eval_lengt
     strands = [placed] + ([[w.reverse_complement() for w in placed]] if rc else [])
     per_strand, keep = [], [True] * len(members)
     for windows in strands:
-        ref_ids = tokenizer.encode(windows[0].ref)
+        try:
+            ref_ids = tokenizer.encode(windows[0].ref)
+            found = strand_members(tokenizer, ref_ids, windows, flank_bp)
+        except InputFormatError:  # a character the tokenizer refuses: every member scored alone
+            return None
         if len(ref_ids) + 2 > eval_length:
             return None
-        found = strand_members(tokenizer, ref_ids, windows, flank_bp)
         keep = [k and s for k, s in zip(keep, spaced(found, spacing_bp), strict=True)]
         per_strand.append((ref_ids, found))
     if not all(keep):
@@ -201,9 +283,3 @@ def _share(group: list[int], members: list[AlleleWindows], tokenizer, eval_lengt
             targets[n] += strand_targets[n]
             bp[n].append((m.spans[0].bp, m.spans[1].bp))
     return group, [(placed[n], (rows[n], targets[n], bp[n])) for n in range(len(members))]
-
-
-def _groupable(w: AlleleWindows) -> bool:
-    """A whole forward window, neither padded at a contig end nor clipped."""
-    return w.strand == "+" and not (w.pad_left or w.pad_right or w.clip_left or w.clip_right)
-

@@ -12,8 +12,10 @@ the outputs are byte-identical to an uninterrupted run's. A fingerprint that dif
 what differs (`restart=True` discards the partial run). With `background=N` the background
 (`dnabird.variants.background`) is scored first and saved (`background.h5`), so a resumed run reuses it;
 every chunk is calibrated against it when the outputs are written. Under torchrun every rank scores its
-records of each chunk (`Scoring.mine`) and rank 0 writes. The partial folder, its fingerprint check and
-resume point are `dnabird.inference.chunks`'; the chunk files and outputs, this module's.
+records of each chunk (`ScoringSetup.mine`) and rank 0 writes; shared-pass groups are formed once from the
+whole VCF (`ScoringSetup.pass_groups`), so they never depend on the chunking or the processes.
+The partial folder, its fingerprint check and resume point are `dnabird.inference.chunks`'; the chunk
+files and outputs, this module's.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from dnabird.progress import progress_bar
 from dnabird.train import distributed
 from dnabird.variants.background import check_background, score_background_with
 from dnabird.variants.records import check_vcf_path, read_alleles
-from dnabird.variants.score import Scoring, prepare_scoring
+from dnabird.variants.score import ScoringSetup, prepare_scoring
 from dnabird.variants.scores import SCORE_KINDS, SKIPPED_COLUMNS, UNIT_COLUMNS, VariantScores
 from dnabird.variants.writers import (
     COLUMN_DTYPES,
@@ -116,10 +118,10 @@ def score_variants_to_files(model: str | os.PathLike, genome: str | os.PathLike 
         scores = score_background_with(scoring, background, background_seed, progress)
         if ctx.is_main:
             _write_chunk(scores, paths.partial / BACKGROUND_CHUNK)
-    chunks = done
+    chunks, groups = done, scoring.pass_groups(read_alleles(vcf))
     with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
         for number, alleles in _record_chunks(read_alleles(vcf), chunk_records, done):
-            scores = scoring.merged(scoring.score(scoring.mine(alleles), bar))
+            scores = scoring.merged(scoring.score(scoring.mine(alleles), bar, groups))
             if ctx.is_main:
                 _write_chunk(scores, paths.chunk(number))
             chunks = number + 1
@@ -140,7 +142,7 @@ def _record_chunks(alleles, chunk_records: int, start: int):
         yield 0, iter(())
 
 
-def _fingerprint(scoring: Scoring, model, vcf, tss, chunk_records: int, background: int, seed: int) -> dict:
+def _fingerprint(scoring: ScoringSetup, model, vcf, tss, chunk_records: int, background: int, seed: int) -> dict:
     """What a partial run must share with this one to be continued by it, as plain JSON values."""
     files = {"genome": scoring.genome.path, "vcf": Path(vcf), **({"tss": Path(tss)} if tss is not None else {})}
     identity = {"settings": {k: v for k, v in scoring.settings.items() if k != "model"},

@@ -1,16 +1,18 @@
 """`score_variants`: a model, a genome and variants in; per-variant effects out (`VariantScores`).
 
 Windows, REF checks, N-run clipping, skip reasons and outputs are described in docs/variant-scoring.md.
-Methods: "head" (a fine-tuned classifier; its `task.json` fixes window, anchor, strand rule and padded token
-length; `tss:-U:+D` windows are scored on each containing TSS's strand, never RC-averaged), "mlm_llr" (a
-pretrained masked LM, zero-shot, `dnabird.variants.mlm`: odd windows centred on the variant, sized from the
-checkpoint's bp per token (`dnabird.model.bp_per_token`, never the genome) with `TOKEN_HEADROOM`; each row padded
-to its own block multiple, so a window's score never depends on eval_length (the cap on its tokens) or the batch;
-outputs `llr` and `llr_per_bp`; nearby variants share passes, `dnabird.variants.marginals`, unless
-`variants_per_pass=1`, the exact method, whose scores never depend on the other variants), or "auto" ("head"
-when the model has a task; a head's rows are padded to the task's eval_length, as it was fine-tuned). Under
-torchrun each rank scores the records whose index is its rank modulo the world size, and every rank returns
-the merged scores in input order.
+Methods (`dnabird.variants.scorer.SCORERS`): "head" (a fine-tuned head; its `task.json` fixes window, anchor,
+strand rule and padded token length; `tss:-U:+D` windows are scored on each containing TSS's strand, never
+RC-averaged), "mlm_llr" (a pretrained masked LM, zero-shot, `dnabird.variants.mlm`), "embed_dist" (the
+distance between the REF and ALT windows' embeddings, either model), or "auto" (the first the model supports:
+"head" when it has a task, else "mlm_llr"). A pretrained model's windows are odd, centred on the variant and
+sized from the checkpoint's bp per token (`dnabird.model.bp_per_token`, never the genome) with
+`TOKEN_HEADROOM`; each row is padded to its own block multiple, so a window's score never depends on
+eval_length (the cap on its tokens) or the batch. A head's windows and padded length are its task's. mlm_llr's
+nearby variants share passes (`dnabird.variants.marginals`; groups from the input's positions alone) unless
+`variants_per_pass=1`, the exact method, whose scores never depend on the other variants. Under torchrun
+each rank scores the records whose index is its rank modulo the world size, and every rank returns the
+merged scores in input order.
 """
 
 from __future__ import annotations
@@ -39,18 +41,16 @@ from dnabird.model.task_spec import Anchor, parse_anchor
 from dnabird.progress import progress_bar
 from dnabird.train import distributed
 from dnabird.variants import marginals
-from dnabird.variants.mlm import MaskedSpan, masked_spans
 from dnabird.variants.records import Allele, Variant, read_alleles
+from dnabird.variants.scorer import SCORERS, TOO_LONG, Pending, Rows, Scorer
 from dnabird.variants.scores import REF_MISMATCH, SKIPPED_COLUMNS, UNIT_COLUMNS, VariantScores
 from dnabird.variants.windows import AlleleWindows, anchored_windows, centred_windows, n_run_clips
 
-METHODS = ("auto", "head", "mlm_llr")
+METHODS = ("auto", *SCORERS)
 RC_MODES = ("average", "forward")
 REF_MISMATCH_MODES = ("skip", "genome")
-LLR_OUTPUTS = ("llr", "llr_per_bp")
 CHUNK_BATCHES = 8  # model batches of work gathered before running them
 TOKEN_HEADROOM = 1.25  # default mlm_llr sizes allow this many times the tokens of the bp-per-token figure
-TOO_LONG = "window exceeds eval_length"
 INVALID_BASE = "invalid base in window"
 
 log = logging.getLogger(__name__)
@@ -104,27 +104,26 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
            f"one of {REF_MISMATCH_MODES}")
     reject(not isinstance(flank_bp, int) or flank_bp < 0, "flank_bp", flank_bp, "an integer >= 0")
     task = predictor.task
-    if method == "auto":
-        method = "head" if predictor.has_head else "mlm_llr"
-    if method == "head":
-        reject(task is None or task.anchor is None or task.window_length is None, "method", method,
-               "a model whose task.json gives a genomic window (or 'mlm_llr')")
+    supported = [name for name, scorer in SCORERS.items() if scorer.supports(task)]
+    method = supported[0] if method == "auto" else method
+    reject(method not in supported, "method", method, f"a method this model supports: {supported}")
+    scorer = SCORERS[method]
+    if task is not None:  # a head's encoder: its task fixes the window and the padded length
+        reject(task.window_length is None or (scorer.needs_head and task.anchor is None), "model",
+               predictor.source, "a model whose task.json gives a genomic window (or a pretrained model)")
         for name, given, fixed in (("window_bp", window_bp, task.window_length),
                                    ("eval_length", eval_length, task.eval_length)):
             reject(given not in (None, fixed), name, given, f"None: the model's task.json fixes it at {fixed}")
         reject(bp_per_token is not None, "bp_per_token", bp_per_token, "None: the model's task.json fixes its window")
-        anchor, window_bp, eval_length = parse_anchor(task.anchor), task.window_length, task.eval_length
-        figure = None
-        reject(variants_per_pass not in (None, 1), "variants_per_pass", variants_per_pass, "1 or None for a head")
-        variants_per_pass, pass_spacing_bp = 1, 0
+        anchor = parse_anchor(task.anchor) if scorer.needs_head else Anchor("centre")
+        window_bp, eval_length, figure = task.window_length, task.eval_length, None
         reject(anchor.kind == "tss" and tss is None, "tss", tss, f"a TSS BED: the model's anchor is {task.anchor!r}")
-        if (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
+        if scorer.needs_head and (anchor.kind == "tss" or task.strand_rule == "feature") and rc == "average":
             raise ParameterError("rc", rc, f"'forward' or None: this head is strand-specific (anchor {task.anchor}, "
                                  f"strand rule {task.strand_rule})")
         average = anchor.kind == "centre" and (rc or ("average" if task.strand_rule == "both" else "forward")) \
             == "average"
     else:
-        reject(predictor.has_head, "method", method, "'head' for a fine-tuned classifier (mlm_llr needs an MLM head)")
         anchor, average = Anchor("centre"), (rc or "average") == "average"
         figure = checkpoint_bp_per_token(predictor.tokenizer, checkpoint, bp_per_token)
         bp_per_token = figure.value
@@ -134,12 +133,17 @@ def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None 
             eval_length = min(longest, -(-needed // block) * block)
         if window_bp is None:  # the odd window that fills eval_length
             window_bp = max(1, int((eval_length - 2) * bp_per_token / TOKEN_HEADROOM) - 1) | 1
+    if scorer.shares_passes:
         variants_per_pass = marginals.VARIANTS_PER_PASS if variants_per_pass is None else variants_per_pass
         pass_spacing_bp = marginals.SPACING_BP if pass_spacing_bp is None else pass_spacing_bp
         reject(not isinstance(variants_per_pass, int) or variants_per_pass < 1, "variants_per_pass",
                variants_per_pass, "a positive integer (1: the exact method, one variant per pass)")
         reject(not isinstance(pass_spacing_bp, int) or pass_spacing_bp < 0, "pass_spacing_bp", pass_spacing_bp,
                "an integer >= 0")
+    else:
+        reject(variants_per_pass not in (None, 1), "variants_per_pass", variants_per_pass,
+               f"1 or None: {method} scores every variant in a window of its own")
+        variants_per_pass, pass_spacing_bp = 1, 0
     reject(anchor.kind == "centre" and tss is not None, "tss", tss, "None: windows are centred on the variants")
     reject(not isinstance(window_bp, int) or window_bp < 1, "window_bp", window_bp, "a positive number of bp")
     return Setup(method, window_bp, predictor.check_length(eval_length), anchor, average, flank_bp,
@@ -196,109 +200,6 @@ def allele_windows(allele: Allele, genome: Genome, setup: Setup, tss: TssWindows
                    site.name, ref_match) for start, end, site in found]
 
 
-# --- scorers: rows of token ids per window, one model pass over many rows, scores per window ----------
-
-class HeadScorer:
-    """Classifier probabilities of the REF and ALT windows (and their reverse complements)."""
-
-    def __init__(self, predictor: Predictor, setup: Setup):
-        self.predictor, self.setup, task = predictor, setup, predictor.task
-        self.outputs = task.labels
-        group_of = {label: group for group, labels in task.label_groups.items() for label in labels}
-        self.groups = tuple(group_of.get(label, ".") for label in task.labels)
-        self.multiclass = task.problem == "multiclass"
-
-    def rows(self, strands: list[AlleleWindows]) -> tuple[list, list, None]:
-        """The REF and ALT windows of each strand, one row (and one value) each."""
-        ids = [encode(self.predictor, sequence, self.setup.eval_length)
-               for windows in strands for sequence in (windows.ref, windows.alt)]
-        return ids, [[None]] * len(ids), None
-
-    def padded_length(self, row: list[int]) -> int:
-        """Every row at the task's eval_length, as the head was fine-tuned."""
-        return self.setup.eval_length
-
-    def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
-        return self.predictor.logits(ids, self.setup.eval_length, names).numpy()
-
-    def combine(self, logits: np.ndarray, extra: None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """REF and ALT probabilities averaged over strands, and the mean logit difference."""
-        logits = torch.from_numpy(logits).double()  # [2 * strands, k]: ref, alt, ref, alt …
-        logs = torch.log_softmax(logits, dim=-1) if self.multiclass else logits
-        probs = logs.exp() if self.multiclass else torch.sigmoid(logits)
-        ref, alt = probs[0::2].mean(0), probs[1::2].mean(0)
-        return ref.numpy(), alt.numpy(), (logs[1::2] - logs[0::2]).mean(0).numpy()
-
-
-class LLRScorer:
-    """Masked-marginal log-likelihoods of the REF and ALT windows (see `dnabird.variants.mlm`)."""
-
-    outputs = LLR_OUTPUTS
-    groups = ("mlm", "mlm")
-
-    def __init__(self, predictor: Predictor, setup: Setup):
-        self.predictor, self.setup = predictor, setup
-
-    def rows(self, strands: list[AlleleWindows]) -> tuple[list, list, list[tuple[int, int]]]:
-        """Per strand the REF and ALT windows with their spans masked: one row scored for both token sets
-        when the two masked inputs are the same (an SNV whose tokens around it coincide), else two."""
-        ids, targets, bp = [], [], []
-        tokenizer = self.predictor.tokenizer
-        for windows in strands:
-            ref, alt = (encode(self.predictor, seq, self.setup.eval_length) for seq in (windows.ref, windows.alt))
-            spans = masked_spans(windows, tokenizer.offsets(windows.ref), tokenizer.offsets(windows.alt),
-                                 self.setup.flank_bp)
-            (ref_row, ref_wanted), (alt_row, alt_wanted) = (mask_span(tokens, span, tokenizer.mask_id)
-                                                            for tokens, span in zip((ref, alt), spans, strict=True))
-            if ref_row == alt_row:
-                ids.append(ref_row)
-                targets.append([ref_wanted, alt_wanted])
-            else:
-                ids += [ref_row, alt_row]
-                targets += [[ref_wanted], [alt_wanted]]
-            bp.append((spans[0].bp, spans[1].bp))
-        return ids, targets, bp
-
-    def padded_length(self, row: list[int]) -> int:
-        """Each row at its own block multiple (eval_length only caps it)."""
-        return self.predictor.padded_length(len(row))
-
-    def run(self, ids: list, targets: list, names: list[str] | None = None) -> np.ndarray:
-        return self.predictor.masked_log_likelihood(ids, targets, None, names).numpy()
-
-    def share(self, pending: list[tuple]) -> list[tuple]:
-        """Windows and their rows, nearby variants grouped into shared passes (`dnabird.variants.marginals`)."""
-        s = self.setup
-        if s.variants_per_pass == 1:
-            return pending
-        return marginals.share_passes(pending, self.predictor.tokenizer, s.eval_length, s.rc, s.flank_bp,
-                                      s.variants_per_pass, s.pass_spacing_bp)
-
-    def combine(self, log_likelihoods: np.ndarray, bp: list[tuple[int, int]]):
-        """[log P, log P per bp] of REF and ALT averaged over strands; no logit difference."""
-        per_strand = np.reshape(log_likelihoods, (-1, 2))  # [strands, (ref, alt)]
-        ref, alt = np.stack([per_strand, per_strand / np.array(bp)], axis=-1).mean(0)
-        return ref, alt, np.full(2, np.nan)
-
-
-METHOD_SCORERS = {"head": HeadScorer, "mlm_llr": LLRScorer}  # the scorer class of each `Setup.method`
-
-
-def encode(predictor: Predictor, sequence: str, eval_length: int) -> list[int]:
-    """Token ids of a window; `UnscorableVariantError` when `[CLS] ids [SEP]` exceed `eval_length`."""
-    ids = predictor.tokenizer.encode(sequence)
-    if len(ids) + 2 > eval_length:
-        raise UnscorableVariantError(TOO_LONG, f"{len(ids)} tokens + [CLS] + [SEP] > {eval_length}")
-    return ids
-
-
-def mask_span(ids: list[int], span: MaskedSpan, mask_id: int) -> tuple[list[int], dict[int, int]]:
-    """`ids` with [MASK] over the span, and the true id at each masked index."""
-    masked = list(ids)
-    masked[span.first:span.stop] = [mask_id] * (span.stop - span.first)
-    return masked, {i: ids[i] for i in range(span.first, span.stop)}
-
-
 def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
     """The output names `method` scores with the checkpoint in `model` (read from its task.json alone), so
     options naming outputs are checked before any work."""
@@ -307,26 +208,32 @@ def scored_outputs(model: str | os.PathLike, method: str = "auto") -> list[str]:
     if not Path(model).is_dir():
         raise CheckpointError(f"{model}: checkpoint directory not found")
     task = read_task(model)
-    return list(task.labels) if task is not None and method != "mlm_llr" else list(LLR_OUTPUTS)
+    supported = [name for name, scorer in SCORERS.items() if scorer.supports(task)]
+    reject(method not in ("auto", *supported), "method", method, f"a method this model supports: {supported}")
+    return list(SCORERS[supported[0] if method == "auto" else method].output_names(task))
 
 
-def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str] | None = None,
+def run_windows(scorer: Scorer, prepared: list[Rows], batch_size: int, names: list[str] | None = None,
                 bar=None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Scores of prepared windows [(rows, targets, extra) …]; each row gives one value per entry of its
-    targets; a row object that several windows list (a shared pass) is run once with all their targets. Rows
+    """Scores of prepared windows (their `Rows`); each row gives one value per entry of its targets (one
+    without targets); a row object that several windows list (a shared pass) is run once with all their
+    targets. Rows
     are sorted (stably) by their padded length (`scorer.padded_length`) and run `batch_size` at a
     time, each model call at one padded length. `names` (one per window) name the inputs in errors; `bar`
     advances by the windows each model call completes."""
-    index, ids, targets, reads = {}, [], [], []  # reads: per window, (row, first set, sets) per row it lists
-    for rows, wanted, _ in prepared:
+    index, ids, targets, counts, reads = {}, [], [], [], []  # reads: per window, (row, first value, values)
+    for rows in prepared:
         reads.append([])
-        for row, sets in zip(rows, wanted, strict=True):
+        for n, (row, count) in enumerate(zip(rows.ids, rows.values_per_row(), strict=True)):
             k = index.setdefault(id(row), len(ids))
             if k == len(ids):
                 ids.append(row)
-                targets.append([])
-            reads[-1].append((k, len(targets[k]), len(sets)))
-            targets[k] += sets
+                targets.append(None if rows.targets is None else [])
+                counts.append(0)
+            reads[-1].append((k, counts[k], count))
+            counts[k] += count
+            if rows.targets is not None:
+                targets[k] += rows.targets[n]
     users = [[] for _ in ids]  # the windows that list each row
     for n, r in enumerate(reads):
         for k, _, _ in r:
@@ -338,16 +245,17 @@ def run_windows(scorer, prepared: list[tuple], batch_size: int, names: list[str]
                for rows in [list(group)] for i in range(0, len(rows), batch_size)]
     row_values, rows_left = [None] * len(ids), Counter(n for u in users for n in u)
     for batch in batches:
-        values = scorer.run([ids[r] for r in batch], [targets[r] for r in batch],
+        wanted = [targets[r] for r in batch]
+        values = scorer.run([ids[r] for r in batch], None if wanted[0] is None else wanted,
                             None if names is None else [names[owner[r]] for r in batch])
         at = 0
         for r in batch:
-            row_values[r], at = values[at:at + len(targets[r])], at + len(targets[r])
+            row_values[r], at = values[at:at + counts[r]], at + counts[r]
             rows_left.subtract(users[r])
         if bar is not None:  # windows whose rows are all scored now
             bar.update(sum(rows_left[window] == 0 for window in {n for r in batch for n in users[r]}))
-    return [scorer.combine(np.concatenate([row_values[k][first:first + count] for k, first, count in r]), extra)
-            for r, (_, _, extra) in zip(reads, prepared, strict=True)]
+    return [scorer.combine(np.concatenate([row_values[k][first:first + count] for k, first, count in r]),
+                           rows.extra) for r, rows in zip(reads, prepared, strict=True)]
 
 
 # --- the entry point -------------------------------------------------------------------------------------
@@ -363,7 +271,7 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
 
     model: a checkpoint directory, or a loaded model with its `tokenizer` (and `task` for a classifier).
     genome: a FASTA path or a `Genome`. variants: a VCF path (plain or bgzip) or an iterable of `Variant`.
-    method: "auto", "head" or "mlm_llr" (see the module docstring). rc: "average" (forward and reverse
+    method: "auto", "head", "mlm_llr" or "embed_dist" (see the module docstring). rc: "average" (forward and reverse
         complement), "forward", or None for the model's strand rule. tss: a TSS BED, for TSS-anchored heads.
     window_bp, eval_length: window in bp and the most tokens a window may have, for a model without task.json
         (defaults from the bp-per-token figure, with `TOKEN_HEADROOM`: eval_length the model's full length, or
@@ -373,8 +281,8 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
     batch_size: sequences per model call. device: "auto", "cpu", "cuda" …
     bp_per_token: mlm_llr, the tokenizer's bp per token that sizes default windows (default: the figure stored
         with the checkpoint, else the tokenizer's on a reference sequence; `dnabird.model.bp_per_token`).
-    variants_per_pass, pass_spacing_bp: mlm_llr only, up to this many variants (default 16) whose masked spans
-        lie at least this many bp apart (default 100) are scored from one shared pass
+    variants_per_pass, pass_spacing_bp: mlm_llr only, up to this many variants (default 16) of one grid cell
+        whose alleles lie at least this many bp apart (default 100) are scored from one shared pass
         (`dnabird.variants.marginals`); variants_per_pass=1 is the exact method, one variant per pass.
     precision: "fp32" or "bf16" (bfloat16 autocast, where the CPU or GPU has it).
     """
@@ -383,20 +291,17 @@ def score_variants(model, genome: str | os.PathLike | Genome, variants: str | os
                               bp_per_token=bp_per_token, batch_size=batch_size, device=device, tokenizer=tokenizer,
                               task=task, variants_per_pass=variants_per_pass, pass_spacing_bp=pass_spacing_bp,
                               precision=precision)
-    ctx = scoring.ctx
-    with progress_bar(enabled=progress and ctx.is_main, desc="scoring variants", unit=" windows") as bar:
-        part = scoring.score(scoring.mine(read_alleles(variants)), bar)
-    merged = scoring.merged(part)
-    distributed.teardown(ctx)
+    merged = scoring.score_all(list(read_alleles(variants)), progress)
+    distributed.teardown(scoring.ctx)
     return merged
 
 
 @dataclasses.dataclass(frozen=True)
-class Scoring:
-    """A loaded model, its genome and resolved settings, ready to score alleles: what `score_variants` runs,
-    and what a chunked run (`dnabird.variants.resume`) scores each chunk and the background with."""
+class ScoringSetup:
+    """A loaded model, its genome, resolved settings and scorer, ready to score alleles: what `score_variants`
+    runs, and what a chunked run (`dnabird.variants.resume`) scores each chunk and the background with."""
 
-    scorer: object
+    scorer: Scorer
     setup: Setup
     genome: Genome
     sites: TssWindows | None
@@ -408,13 +313,28 @@ class Scoring:
         """The alleles this rank scores under torchrun: those whose record is its rank modulo the world size."""
         return (a for a in alleles if a.record % self.ctx.world_size == self.ctx.rank)
 
-    def score(self, alleles: Iterable[Allele], bar=None) -> VariantScores:
-        """Scores of `alleles` (with `settings`); `bar` advances as windows are scored."""
+    def pass_groups(self, alleles: Iterable[Allele]) -> marginals.Groups | None:
+        """The shared-pass groups of an input's alleles (all of them, on every rank: a group may hold records
+        of several ranks or chunks); None when every variant is scored alone."""
+        s = self.setup
+        if not self.scorer.shares_passes or s.variants_per_pass == 1:
+            return None
+        return marginals.Groups(alleles, self.genome, s.window_bp, s.variants_per_pass, s.pass_spacing_bp,
+                               check_ref=s.on_ref_mismatch == "skip")
+
+    def score(self, alleles: Iterable[Allele], bar=None, pass_groups: marginals.Groups | None = None) -> VariantScores:
+        """Scores of `alleles` (with `settings`), those of a shared-pass group of `pass_groups` from its shared
+        pass; `bar` advances as windows are scored."""
         scores = score_windows(self.scorer, self.setup, alleles,
                                lambda allele: allele_windows(allele, self.genome, self.setup, self.sites),
-                               self.batch_size, bar)
+                               self.batch_size, bar, pass_groups)
         scores.settings = self.settings
         return scores
+
+    def score_all(self, alleles: list[Allele], progress: bool = True, desc: str = "scoring variants") -> VariantScores:
+        """Every allele of an input scored (each rank its records), merged in input order on every rank."""
+        with progress_bar(enabled=progress and self.ctx.is_main, desc=desc, unit=" windows") as bar:
+            return self.merged(self.score(self.mine(alleles), bar, self.pass_groups(alleles)))
 
     def merged(self, part: VariantScores) -> VariantScores:
         """Every rank's `part` merged in input order, on every rank (`part` itself in a single process)."""
@@ -427,7 +347,7 @@ class Scoring:
 
 def prepare_scoring(model, genome: str | os.PathLike | Genome, *, tss: str | os.PathLike | None = None,
                     batch_size: int = 16, device: str = "auto", tokenizer=None, task=None, precision: str = "fp32",
-                    **settings) -> Scoring:
+                    **settings) -> ScoringSetup:
     """Load `model` (joining torchrun's process group), open `genome` and resolve the settings
     (`resolve_setup`'s keyword arguments) as `score_variants` does."""
     reject(not isinstance(batch_size, int) or batch_size < 1, "batch_size", batch_size, "a positive integer")
@@ -437,8 +357,8 @@ def prepare_scoring(model, genome: str | os.PathLike | Genome, *, tss: str | os.
     setup = resolve_setup(predictor, tss=tss, checkpoint=model if isinstance(model, (str, os.PathLike)) else None,
                           **settings)
     sites = TssWindows(read_tss(tss), setup.anchor, genome) if tss is not None else None
-    return Scoring(METHOD_SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx,
-                   recorded_settings(setup, predictor, model, precision=precision))
+    return ScoringSetup(SCORERS[setup.method](predictor, setup), setup, genome, sites, batch_size, ctx,
+                        recorded_settings(setup, predictor, model, precision=precision))
 
 
 def recorded_settings(setup: Setup, predictor: Predictor, model, **extra) -> dict:
@@ -447,15 +367,16 @@ def recorded_settings(setup: Setup, predictor: Predictor, model, **extra) -> dic
             "model": str(model) if isinstance(model, (str, os.PathLike)) else type(model).__name__}
 
 
-def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int,
-                  bar=None) -> VariantScores:
-    """Score each allele in the windows `windows_of(allele)` gives (or record why it cannot be scored);
-    `bar` advances as the model scores windows."""
+def score_windows(scorer: Scorer, setup: Setup, alleles: Iterable[Allele], windows_of, batch_size: int,
+                  bar=None, pass_groups: marginals.Groups | None = None) -> VariantScores:
+    """Score each allele in the windows `windows_of(allele)` gives (or record why it cannot be scored), the
+    members of a shared-pass group of `pass_groups` from their group's pass; `bar` advances as the model scores
+    windows."""
     units, scores, skipped, pending = [], [], [], []
 
     def flush():
-        shared = scorer.share(pending) if isinstance(scorer, LLRScorer) else pending  # LLR: shared passes
-        scores.extend(run_windows(scorer, [p for _, p in shared], batch_size,
+        shared = scorer.share(pending, pass_groups)
+        scores.extend(run_windows(scorer, [rows for _, rows in shared], batch_size,
                                   [_name(window) for window, _ in shared], bar))
         units.extend(_unit_row(window, setup, scorer.predictor.tokenizer) for window, _ in shared)
         pending.clear()
@@ -474,7 +395,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
                 pending.append(fit(scorer, window, setup.rc))
             except UnscorableVariantError as err:
                 skipped.append(_skip_row(allele, err, window.feature))
-        if sum(len(rows) for _, (rows, _, _) in pending) >= CHUNK_BATCHES * batch_size * setup.variants_per_pass:
+        if sum(len(rows.ids) for _, rows in pending) >= CHUNK_BATCHES * batch_size * setup.variants_per_pass:
             flush()
     flush()
     k = len(scorer.outputs)
@@ -483,7 +404,7 @@ def score_windows(scorer, setup: Setup, alleles: Iterable[Allele], windows_of, b
                          tuple(scorer.groups), *stacked, pd.DataFrame(skipped, columns=list(SKIPPED_COLUMNS)))
 
 
-def fit(scorer, window: ScoredWindow, rc: bool) -> tuple[ScoredWindow, tuple]:
+def fit(scorer: Scorer, window: ScoredWindow, rc: bool) -> Pending:
     """The window and its model rows (both strands with `rc`); a window that tokenizes longer than
     eval_length is clipped at its N runs (contig-end padding, assembly gaps), outermost first, until it
     fits, and scored clipped (`clip_left`/`clip_right`); `UnscorableVariantError` when none fits, or when

@@ -152,7 +152,7 @@ def test_command_benchmarks_the_embedded_default_and_loses_no_variant(embedded_d
     report = json.loads((out / "report.json").read_text())
     scores = pd.read_csv(out / "scores.tsv", sep="\t")
     skipped = pd.read_csv(out / "skipped.tsv", sep="\t")
-    assert set(report["methods"]) == {"mlm_llr", "llr_per_bp", "embed_dist"}
+    assert set(report["methods"]) == {"mlm_llr", "llr_per_bp", "embed_dist", "markov"}
     assert len(scores) == len(labels) and scores["id"].tolist() == labels["id"].tolist()
     decoys = set(truth.loc[truth["label"] == "ref_mismatch", "id"])
     for method, entry in report["methods"].items():
@@ -165,9 +165,11 @@ def test_command_benchmarks_the_embedded_default_and_loses_no_variant(embedded_d
         assert entry["auprc"] == pytest.approx(average_precision_score(kept["label"], kept[method]), abs=1e-12)
         with_pairs = (kept.groupby("chrom")["label"].nunique() == 2).sum()  # groups holding both classes
         assert entry["matched_groups"] == with_pairs > 0 and entry["matched_auroc"] is not None
-    assert report["match_on"] == "match_group" and report["skipped"] == 3 * len(decoys)
+    assert report["match_on"] == "match_group" and report["skipped"] == 4 * len(decoys)
     assert (out / "roc.png").stat().st_size > 1000 and (out / "pr.png").stat().st_size > 1000
     assert "AUPRC by chrom" in (out / "report.md").read_text()
+    assert "| markov | −ΔlogL, order-6 Markov chain |" in (out / "report.md").read_text()
+    assert_markov_by_hand(embedded_default, scores, report["settings"]["markov"])
     # the embedding distance of one SNV by hand: `embed` of its windows, mean over DNA tokens, both strands
     settings = report["settings"]["embed_dist"]
     row = scores[scores["embed_dist"].notna()].iloc[0]
@@ -179,3 +181,39 @@ def test_command_benchmarks_the_embedded_default_and_loses_no_variant(embedded_d
                     pooling="mean_sequence", eval_length=settings["eval_length"], device="cpu", progress=False)
     expected = (np.linalg.norm(vectors[0] - vectors[1]) + np.linalg.norm(vectors[2] - vectors[3])) / 2
     assert row["embed_dist"] == pytest.approx(expected, rel=1e-5)
+
+
+def assert_markov_by_hand(embedded_default, scores, settings):
+    """The baseline of SNVs whose REF and ALT tokens share their bounds: Σ over the bases of the token holding
+    the SNV of log p(base | the 6 before it, fewer near the window's start), ALT − REF, on both strands, read
+    from the chain's own tables (`genome_chain`, fitted on the genome)."""
+    from dnabird.model.checkpoint import read_tokenizer
+    from dnabird.pretraining.markov import ALPHABET
+    from dnabird.variants.baseline import genome_chain
+
+    genome, tokenizer = Genome(embedded_default.fasta), read_tokenizer(embedded_default.checkpoint)
+    chain, window, checked = genome_chain(genome, tokenizer), settings["window_bp"], 0
+    for row in scores[scores["markov"].notna() & (scores["ref"].str.len() == 1)
+                      & (scores["alt"].str.len() == 1)].itertuples():
+        start = row.pos - 1 - window // 2
+        ref = genome.fetch(row.chrom, start, start + window).sequence.upper()
+        alt = ref[:window // 2] + row.alt + ref[window // 2 + 1:]
+        llr = []
+        for r, a in ((ref, alt), (reverse_complement(ref), reverse_complement(alt))):
+            spans = [next(s for s in tokenizer.offsets(x) if s[0] <= window // 2 < s[1]) for x in (r, a)]
+            if spans[0] != spans[1] or tokenizer.offsets(r) != tokenizer.offsets(a):
+                break
+
+            def log_p(x, first, stop):
+                total = 0.0
+                for i in range(first, stop):
+                    k = min(6, i)
+                    context = sum(ALPHABET.index(x[i - lag]) * 5 ** (lag - 1) for lag in range(1, k + 1))
+                    total += chain.log2[k][context, ALPHABET.index(x[i])] * np.log(2)
+                return total
+
+            llr.append(log_p(a, *spans[0]) - log_p(r, *spans[0]))
+        else:
+            assert row.markov == pytest.approx(-np.mean(llr), abs=1e-9)
+            checked += 1
+    assert checked >= 5

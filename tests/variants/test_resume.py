@@ -17,7 +17,7 @@ from dnabird.cli import main
 from dnabird.errors import OutputPathError
 from dnabird.variants import score_variants
 from dnabird.variants.resume import score_variants_to_files
-from dnabird.variants.score import Scoring
+from dnabird.variants.score import ScoringSetup
 from dnabird.variants.writers import write_skipped
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,15 +33,15 @@ def _files(out: Path) -> dict[str, bytes]:
 
 def _interrupt_at_chunk(monkeypatch, chunk: int):
     """Make the run raise KeyboardInterrupt (as Ctrl-C does) when it starts scoring chunk `chunk`."""
-    calls, score = [], Scoring.score
+    calls, score = [], ScoringSetup.score
 
-    def interrupted(self, alleles, bar=None):
+    def interrupted(self, alleles, bar=None, pass_groups=None):
         calls.append(1)
         if len(calls) == chunk + 1:
             raise KeyboardInterrupt
-        return score(self, alleles, bar)
+        return score(self, alleles, bar, pass_groups)
 
-    monkeypatch.setattr(Scoring, "score", interrupted)
+    monkeypatch.setattr(ScoringSetup, "score", interrupted)
 
 
 @pytest.mark.parametrize("name", ["s.tsv", "s.h5"])
@@ -108,11 +108,12 @@ def test_a_partial_run_with_other_settings_or_inputs_is_refused_or_restarted(cla
     assert (stranger / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.parametrize("method", ["head", "embed_dist"])
 def test_sigkill_after_the_first_chunk_then_rerun_gives_the_uninterrupted_bytes(classifier_dir, genome_and_vcf,
-                                                                                tmp_path):
+                                                                                tmp_path, method):
     genome, vcf, _ = genome_and_vcf
     args = ["--model", str(classifier_dir), "--genome", str(genome), "--vcf", str(vcf), "--device", "cpu",
-            "--chunk-records", "5", "--background", "12", "--background-seed", "3"]
+            "--chunk-records", "5", "--background", "12", "--background-seed", "3", "--method", method]
     assert main(["-q", "score", *args, "--out", str(tmp_path / "a" / "s.vcf.gz")]) == 0
     out = tmp_path / "b" / "s.vcf.gz"
     marker = tmp_path / "blocked"
