@@ -23,9 +23,10 @@ def test_print_config_shows_every_stages_defaults_and_runs_nothing(tmp_path, cap
     assert main(["run", "--print-config"]) == 0
     printed = yaml.safe_load(capsys.readouterr().out)
     dna = ["fetch", "corpus", "tokenizer", "shards", "pretrain", "promoter", "promoter_compare", "chromatin",
-           "chromatin_compare", "variants"]
+           "chromatin_compare", "predict", "variants"]
     text = ["text_data", "text_tokenizer", "text_mlm", "text_classify", "text_qa", "text_summarise", "charlm"]
-    assert list(printed) == ["out_dir", "seed", *dna, *text, "listops_data", "listops", "compare", "report"]
+    assert list(printed) == ["out_dir", "seed", *dna, *text, "listops_data", "listops", "labelled_data", "labelled",
+                             "compare", "report"]
     # the documented defaults: the paper's 32000-piece vocabulary, GENA-LM's 10 passes, Table 21's model
     assert printed["tokenizer"]["vocab_size"] == 32000 and printed["corpus"]["passes"] == 10
     assert printed["pretrain"]["model"] == "bigbird-base" and printed["pretrain"]["train"]["lr"] == 1e-4
