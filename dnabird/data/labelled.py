@@ -353,9 +353,16 @@ def infer_problem(table: LabelledTable, *, max_classes: int = 50) -> str:
     values = table.frame[columns[0]]
     if values.nunique() == 2:
         return "binary"
+    known = numbers[0].dropna()
+    integral = (known == known.round()).all()
+    looks_numeric = len(known) > len(values) / 2 and not (integral and known.nunique() <= max_classes)
+    if not numeric and looks_numeric:
+        first = numbers[0].isna().to_numpy().nonzero()[0][0]
+        raise InputFormatError(f"label {values.iloc[first]!r} in column {columns[0]!r} is not a number, though "
+                               f"{len(known)} of its {len(values)} labels are: fix it for a regression, or set "
+                               "data.problem=multiclass if the column names classes", **where(table.frame.iloc[first]))
     if not numeric:
         return "multiclass"
-    integral = (numbers[0] == numbers[0].round()).all()
     return "multiclass" if integral and values.nunique() <= max_classes else "regression"
 
 

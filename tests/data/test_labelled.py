@@ -117,6 +117,10 @@ def test_problems_are_inferred_from_the_labels_and_parsed():
     assert infer_problem(table(label=["0.5", "2", "1", "10"])) == "regression"
     assert infer_problem(table(a=["0", "1", "1", "0"], b=["1", "1", "0", "0"])) == "multilabel"
     assert infer_problem(table(a=["0", "1", "3", "0"], b=["1.5", "1", "0", "0"])) == "regression"
+    assert infer_problem(table(label=["a", "b", "1", "a"])) == "multiclass"
+    with pytest.raises(InputFormatError, match=r"t.csv, line 4: label 'high' in column 'label' is not a number, "
+                                               r"though 3 of its 4 labels are: .* data.problem=multiclass"):
+        infer_problem(table(label=["0.5", "2.25", "high", "1.5"]))
     binary = label_values(table(label=["neg", "pos", "pos", "neg"]), "binary")
     assert binary.names == ("pos",) and binary.values.tolist() == [0, 1, 1, 0]
     classes = label_values(table(label=["10", "2", "1", "2"]), "multiclass")
