@@ -265,7 +265,8 @@ def _standardise(frame: pd.DataFrame, path: Path, sequence_column: str | None,
         used = {chrom, "start", "end", "strand"}
     else:
         raise InputFormatError(f"the header names neither a sequence column ({' or '.join(SEQUENCE_COLUMNS)}) nor "
-                               f"region columns (chrom, start, end) (columns: {columns})", path=path, line=first_line)
+                               f"region columns (chrom, start, end) (columns: {columns}); name the sequence column "
+                               "with data.sequence_column", path=path, line=first_line)
     if "split" in columns:
         out["split"] = [_split_name(value, path, line) for value, line in zip(frame["split"], frame["line"],
                                                                              strict=True)]

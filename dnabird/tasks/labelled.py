@@ -37,7 +37,7 @@ from dnabird.data.labelled import (
     where,
 )
 from dnabird.data.leakage import CHECKS, Leakage, canonical_digest, pretraining_chromosomes, summarise
-from dnabird.errors import DnabirdError, InputFormatError, reject
+from dnabird.errors import ConfigError, DnabirdError, InputFormatError, reject
 from dnabird.finetune.baselines import Baseline, kmer_counts
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import LossSpec, TaskData, TokenExamples
@@ -390,7 +390,9 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
     read = len(table)
     skipped: dict[int, str] = {}
     if table.kind == "regions":
-        reject(data.genome is None, "data.genome", None, "the genome FASTA the regions lie on")
+        if data.genome is None:
+            raise ConfigError(f"{files} holds regions (chrom, start, end), whose bases are read from a genome: set "
+                              "data.genome to the FASTA they lie on")
         from dnabird.genome.reference import Genome
 
         with Genome(data.genome, soft_mask="upper") as genome:

@@ -83,6 +83,14 @@ def test_a_split_without_a_class_is_an_error(tmp_path, embedded_default, tokeniz
               out_dir=tmp_path / "run")
 
 
+def test_regions_without_a_genome_are_an_error_naming_the_file_and_the_key(tmp_path, embedded_default, tokenizer):
+    (tmp_path / "r.bed").write_text("chr1\t100\t200\t1\nchr1\t300\t400\t0\n")
+    with pytest.raises(DnabirdError, match=r"r.bed holds regions \(chrom, start, end\), whose bases are read from a "
+                                           r"genome: set data.genome to the FASTA"):
+        build(config(tmp_path, embedded_default, path=str(tmp_path / "r.bed")), tokenizer, block_size=BLOCK,
+              out_dir=tmp_path / "run")
+
+
 def test_long_inputs_are_refused_naming_the_row_or_centre_cropped(tmp_path, embedded_default, tokenizer):
     texts = sequences(12, 40)
     texts[7] = sequences(1, 2000, seed=9)[0]
