@@ -405,6 +405,7 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
         raise DnabirdError(f"{files}: no example is left of {read} rows (skipped: {dict(Counter(skipped.values()))})")
     problem = data.problem or infer_problem(table, max_classes=data.max_classes)
     labels = label_values(table, problem, positive_class=data.positive_class)
+    _check_output_names(labels.names, files)
     splits = assign_splits(table, data, config.seed)
     sequences = list(table.frame["sequence"])
     leakage, flags = check_leakage(table, sequences, labels.values, splits, config.leakage)
@@ -467,6 +468,18 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
     }
     return TaskData(spec, examples["train"], examples["validation"], examples["test"],
                     baseline_features={f"{data.kmer}-mer": baseline}, summary=summary, loss=loss)
+
+
+def _check_output_names(names: tuple[str, ...], files: str) -> None:
+    """Refuse outputs (label columns or classes) named as a column of `dnabird predict`'s tables, which could not
+    hold them, before any training."""
+    from dnabird.prediction.predictions import ROW_COLUMNS
+
+    taken = {column for columns in ROW_COLUMNS.values() for column in columns}
+    clash = [name for name in names if name in taken]
+    if clash:
+        raise DnabirdError(f"{files}: the head's outputs {clash} (label columns or classes) are named as columns of "
+                           f"the tables `dnabird predict` writes ({', '.join(sorted(taken))}); rename them in the file")
 
 
 def _split_counts(labels: Labels, problem: str, rows: np.ndarray) -> dict:

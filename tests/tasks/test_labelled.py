@@ -91,6 +91,16 @@ def test_regions_without_a_genome_are_an_error_naming_the_file_and_the_key(tmp_p
               out_dir=tmp_path / "run")
 
 
+def test_outputs_named_as_a_prediction_tables_column_are_refused_before_training(tmp_path, embedded_default,
+                                                                                  tokenizer):
+    frame = pd.DataFrame({"sequence": sequences(30, 40), "length": np.linspace(0.5, 9.5, 30)})
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    with pytest.raises(DnabirdError, match=r"s.csv: the head's outputs \['length'\] \(label columns or classes\) are "
+                                           r"named as columns of the tables `dnabird predict` writes \(.*\bstart\b"):
+        build(config(tmp_path, embedded_default, path=str(tmp_path / "s.csv")), tokenizer, block_size=BLOCK,
+              out_dir=tmp_path / "run")
+
+
 def test_long_inputs_are_refused_naming_the_row_or_centre_cropped(tmp_path, embedded_default, tokenizer):
     texts = sequences(12, 40)
     texts[7] = sequences(1, 2000, seed=9)[0]
