@@ -440,7 +440,8 @@ class RegionSequences:
 def region_sequences(table: LabelledTable, genome, *, window_length: int | None) -> RegionSequences:
     """Each region's bases from `genome` (a `dnabird.genome.Genome`), on its strand: a window of
     `window_length` bp centred on the region's midpoint, or the region itself (None). A region on a chromosome
-    the genome lacks ("unknown_chromosome") or whose window runs past the contig ("past_contig_end") is skipped."""
+    the genome lacks ("unknown_chromosome"), whose window runs past the contig ("past_contig_end") or holds only N,
+    an assembly gap ("all_n_bases"), is skipped."""
     frame = table.frame
     middle = (frame["start"].to_numpy() + frame["end"].to_numpy()) // 2
     if window_length is None:
@@ -455,8 +456,9 @@ def region_sequences(table: LabelledTable, genome, *, window_length: int | None)
             skipped[i] = "unknown_chromosome"
         elif start < 0 or end > genome.length(chrom):
             skipped[i] = "past_contig_end"
-        if i in skipped:
-            sequences.append(None)
-            continue
-        sequences.append(genome.fetch(chrom, int(start), int(end), strand).sequence.upper())
+        else:
+            sequence = genome.fetch(chrom, int(start), int(end), strand).sequence.upper()
+            if not sequence.strip("N"):
+                skipped[i] = "all_n_bases"
+        sequences.append(None if i in skipped else sequence)
     return RegionSequences(sequences, starts, ends, skipped)
