@@ -8,6 +8,7 @@ optionals/unions, dicts and nested dataclasses.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 import types
@@ -38,12 +39,14 @@ def read_yaml(path: str | os.PathLike) -> dict:
 
 
 def reject_unknown_keys(cls: type, data: Mapping, where: str) -> None:
-    """Raise `ConfigError` naming `where`, the first key of `data` that is not a field of dataclass `cls`,
-    and the known keys."""
+    """Raise `ConfigError` naming `where`, the first key of `data` that is not a field of dataclass `cls`, the
+    closest known key when one is close, and the known keys."""
     known = [f.name for f in dataclasses.fields(cls)]
     for key in data:
         if key not in known:
-            raise ConfigError(f"{where}: unknown key {key!r} (known keys: {', '.join(known)})")
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"{where}: unknown key {key!r}{hint} (known keys: {', '.join(known)})")
 
 
 def build_config(cls: type, data: Mapping, where: str):

@@ -2,6 +2,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -92,3 +93,10 @@ def test_ctrl_c_prints_one_line_and_exits_130(monkeypatch, capsys):
     assert main(["run", "pipeline.yaml"]) == 130
     assert capsys.readouterr().err == ("dnabird: interrupted during step 57 of 100 (last checkpoint: step 50); "
                                        "rerun the same command to resume from step 50\n")
+
+
+def test_finetune_with_a_pipeline_yaml_asks_for_the_tasks_section_in_an_override(capsys):
+    pipeline = Path(__file__).parents[1] / "pipelines" / "labelled.yaml"
+    assert main(["finetune", "labelled", "--config", str(pipeline), "data.path=my.csv", "seed=1"]) == 1
+    assert (f"data.path=my.csv: {pipeline} is a pipeline YAML, whose labelled section holds the task's keys: "
+            "write labelled.data.path=my.csv") in capsys.readouterr().err

@@ -13,16 +13,27 @@ from dnabird.tasks import TASKS
 
 
 def run(args: argparse.Namespace) -> None:
-    """fine-tune an encoder on a supervised task (promoter, ...)
+    """fine-tune an encoder: promoter, chromatin, your own labelled data (labelled), text tasks
 
     Fine-tune a pretrained (or fresh) encoder on a supervised task; writes the selected model with its task.json,
-    report.json and plots to the output folder."""
+    report.json and plots to the output folder. Tasks: promoter (EPDnew TSS windows), chromatin (DeepSEA's 919
+    labels), labelled (your own sequence or region tables, FASTA, BED: docs/own-data.md), text_classification,
+    summarise, listops. Overrides name the config's keys: with a task YAML `data.path=my_table.csv`, with a pipeline
+    YAML its task's section, `labelled.data.path=my_table.csv`."""
     from dnabird.stages.finetune import from_pipeline
-    from dnabird.tasks import finetune, load_config
+    from dnabird.tasks import finetune, load_config, task
 
     overrides = list(args.overrides)
     pipeline = args.task in read_yaml(args.config)   # a pipeline file: its TASK section
     prefix = args.task + "." if pipeline else ""
+    if pipeline:
+        from dnabird.pipeline import PIPELINE_KEYS
+
+        fields = {field.name for field in dataclasses.fields(task(args.task).config)}
+        for override in overrides:
+            if override.split("=", 1)[0].split(".", 1)[0] in fields - {*read_yaml(args.config), *PIPELINE_KEYS}:
+                raise ConfigError(f"{override}: {args.config} is a pipeline YAML, whose {args.task} section holds "
+                                  f"the task's keys: write {prefix}{override}")
     if args.pretrained is not None:
         overrides.append(f"{prefix}pretrained={args.pretrained}")
     if args.source is not None:
@@ -43,4 +54,4 @@ def register(subparsers) -> None:
     parser.add_argument("--source", choices=("bundle", "windows"),
                         help="chromatin: the .mat bundle's 1000-bp rows, or windows of the genome around each bin")
     parser.add_argument("--out", help="output folder (default: train.out_dir, or the pipeline's OUT_DIR/TASK)")
-    add_overrides(parser, "train.lr=1e-4 data.negatives=genomic", resume=True)
+    add_overrides(parser, "train.lr=1e-4, or with a pipeline YAML labelled.train.lr=1e-4", resume=True)

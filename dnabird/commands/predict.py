@@ -19,6 +19,7 @@ def run(args: argparse.Namespace) -> None:
     Inputs are predicted in chunks saved as they complete: an interrupted run, rerun with the same command,
     continues where it stopped. Under torchrun each rank predicts a slice of the inputs; rank 0 writes."""
     from dnabird.prediction.files import PredictionPaths, output_format, predict_to_files
+    from dnabird.prediction.run import TOO_LONG
 
     kind = output_format(args.out, args.format)
     paths = PredictionPaths(Path(args.out))
@@ -35,6 +36,10 @@ def run(args: argparse.Namespace) -> None:
           f"{paths.unpredicted.name})")
     for reason, count in summary["unpredicted_by_reason"].items():
         print(f"  not predicted, {reason}: {count}")
+    if summary["unpredicted_by_reason"].get(TOO_LONG):
+        print(f"  (the head takes {record['settings']['eval_length']} tokens, [CLS] and [SEP] included; N bases, as "
+              "in assembly gaps, are a token each: a labelled head fine-tuned with data.eval_length at least the "
+              "window's bp + 2, a block multiple, reads every window; see docs/own-data.md)")
     if summary["padded_windows"] or summary["windows_with_n"]:
         print(f"  windows past a contig end (N-padded): {summary['padded_windows']}; windows holding N: "
               f"{summary['windows_with_n']} (columns pad_left, pad_right, n_bases)")

@@ -265,7 +265,8 @@ def _standardise(frame: pd.DataFrame, path: Path, sequence_column: str | None,
         used = {chrom, "start", "end", "strand"}
     else:
         raise InputFormatError(f"the header names neither a sequence column ({' or '.join(SEQUENCE_COLUMNS)}) nor "
-                               f"region columns (chrom, start, end) (columns: {columns})", path=path, line=first_line)
+                               f"region columns (chrom, start, end) (columns: {columns}); name the sequence column "
+                               "with data.sequence_column", path=path, line=first_line)
     if "split" in columns:
         out["split"] = [_split_name(value, path, line) for value, line in zip(frame["split"], frame["line"],
                                                                              strict=True)]
@@ -353,9 +354,16 @@ def infer_problem(table: LabelledTable, *, max_classes: int = 50) -> str:
     values = table.frame[columns[0]]
     if values.nunique() == 2:
         return "binary"
+    known = numbers[0].dropna()
+    integral = (known == known.round()).all()
+    looks_numeric = len(known) > len(values) / 2 and not (integral and known.nunique() <= max_classes)
+    if not numeric and looks_numeric:
+        first = numbers[0].isna().to_numpy().nonzero()[0][0]
+        raise InputFormatError(f"label {values.iloc[first]!r} in column {columns[0]!r} is not a number, though "
+                               f"{len(known)} of its {len(values)} labels are: fix it for a regression, or set "
+                               "data.problem=multiclass if the column names classes", **where(table.frame.iloc[first]))
     if not numeric:
         return "multiclass"
-    integral = (numbers[0] == numbers[0].round()).all()
     return "multiclass" if integral and values.nunique() <= max_classes else "regression"
 
 
@@ -432,7 +440,8 @@ class RegionSequences:
 def region_sequences(table: LabelledTable, genome, *, window_length: int | None) -> RegionSequences:
     """Each region's bases from `genome` (a `dnabird.genome.Genome`), on its strand: a window of
     `window_length` bp centred on the region's midpoint, or the region itself (None). A region on a chromosome
-    the genome lacks ("unknown_chromosome") or whose window runs past the contig ("past_contig_end") is skipped."""
+    the genome lacks ("unknown_chromosome"), whose window runs past the contig ("past_contig_end") or holds only N,
+    an assembly gap ("all_n_bases"), is skipped."""
     frame = table.frame
     middle = (frame["start"].to_numpy() + frame["end"].to_numpy()) // 2
     if window_length is None:
@@ -447,8 +456,9 @@ def region_sequences(table: LabelledTable, genome, *, window_length: int | None)
             skipped[i] = "unknown_chromosome"
         elif start < 0 or end > genome.length(chrom):
             skipped[i] = "past_contig_end"
-        if i in skipped:
-            sequences.append(None)
-            continue
-        sequences.append(genome.fetch(chrom, int(start), int(end), strand).sequence.upper())
+        else:
+            sequence = genome.fetch(chrom, int(start), int(end), strand).sequence.upper()
+            if not sequence.strip("N"):
+                skipped[i] = "all_n_bases"
+        sequences.append(None if i in skipped else sequence)
     return RegionSequences(sequences, starts, ends, skipped)

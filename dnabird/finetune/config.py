@@ -76,4 +76,5 @@ class FinetuneConfig(RecipeConfig):
     def check_schedule(self, max_steps: int) -> None:
         """Warmup must be stated for fine-tuning: fewer steps than the run has."""
         reject(self.train.warmup_steps >= max_steps, "train.warmup_steps", self.train.warmup_steps,
-               f"fewer than the run's {max_steps} steps; set it explicitly for fine-tuning")
+               f"fewer than the run's {max_steps} steps (train.max_steps, or the epochs'); lower it, as "
+               f"train.warmup_steps={max_steps // 10}")

@@ -99,16 +99,19 @@ def _value(value: float | None, ci: list[float] | None = None) -> str:
 
 
 def _cell(row: dict, column: str) -> str:
-    if column in INTERVAL_COLUMNS:
-        return f"{_value(row.get(column), row.get('ci95', {}).get(column)):>22}"
-    return f"{_value(row.get(column)):>10}"
+    interval = row.get("ci95", {}).get(column) if column in INTERVAL_COLUMNS else None
+    return _value(row.get(column), interval)
 
 
 def _rows(rows: dict[str, dict]) -> list[str]:
+    """A header and a line per row; each column as wide as its widest cell, two spaces apart."""
     columns = [c for c in TABLE_COLUMNS if any(c in r for r in rows.values())]
-    width = max(len(name) for name in rows) + 2
-    header = " " * width + "".join(f"{c:>22}" if c in INTERVAL_COLUMNS else f"{c:>10}" for c in columns)
-    return [header, *(f"{name:<{width}}" + "".join(_cell(row, c) for c in columns) for name, row in rows.items())]
+    cells = {name: [_cell(row, c) for c in columns] for name, row in rows.items()}
+    widths = [max(len(c), *(len(line[k]) for line in cells.values())) for k, c in enumerate(columns)]
+    width = max(len(name) for name in rows)
+    header = " " * width + "".join(f"  {c:>{w}}" for c, w in zip(columns, widths, strict=True))
+    return [header, *(f"{name:<{width}}" + "".join(f"  {cell:>{w}}" for cell, w in zip(line, widths, strict=True))
+                      for name, line in cells.items())]
 
 
 def _detail_lines(rows: dict[str, dict]) -> list[str]:

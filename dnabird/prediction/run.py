@@ -166,7 +166,8 @@ class PredictionRun:
         """A window's token ids; `UnpredictableError` when `[CLS] ids [SEP]` exceed eval_length."""
         ids = self.predictor.tokenizer.encode(sequence)
         if len(ids) + 2 > self.setup.eval_length:
-            raise UnpredictableError(TOO_LONG, f"{len(ids)} tokens + [CLS] + [SEP] > {self.setup.eval_length}")
+            raise UnpredictableError(TOO_LONG, f"{len(ids)} tokens + [CLS] + [SEP] > {self.setup.eval_length} "
+                                               f"({sequence.upper().count('N')} of its bases are N, a token each)")
         return ids
 
     def windows(self, item) -> tuple[tuple, list[str]]:

@@ -37,7 +37,7 @@ from dnabird.data.labelled import (
     where,
 )
 from dnabird.data.leakage import CHECKS, Leakage, canonical_digest, pretraining_chromosomes, summarise
-from dnabird.errors import DnabirdError, InputFormatError, reject
+from dnabird.errors import ConfigError, DnabirdError, InputFormatError, reject
 from dnabird.finetune.baselines import Baseline, kmer_counts
 from dnabird.finetune.config import FROM_SCRATCH, FinetuneConfig
 from dnabird.finetune.data import LossSpec, TaskData, TokenExamples
@@ -390,7 +390,9 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
     read = len(table)
     skipped: dict[int, str] = {}
     if table.kind == "regions":
-        reject(data.genome is None, "data.genome", None, "the genome FASTA the regions lie on")
+        if data.genome is None:
+            raise ConfigError(f"{files} holds regions (chrom, start, end), whose bases are read from a genome: set "
+                              "data.genome to the FASTA they lie on")
         from dnabird.genome.reference import Genome
 
         with Genome(data.genome, soft_mask="upper") as genome:
@@ -403,6 +405,7 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
         raise DnabirdError(f"{files}: no example is left of {read} rows (skipped: {dict(Counter(skipped.values()))})")
     problem = data.problem or infer_problem(table, max_classes=data.max_classes)
     labels = label_values(table, problem, positive_class=data.positive_class)
+    _check_output_names(labels.names, files)
     splits = assign_splits(table, data, config.seed)
     sequences = list(table.frame["sequence"])
     leakage, flags = check_leakage(table, sequences, labels.values, splits, config.leakage)
@@ -465,6 +468,18 @@ def build(config: LabelledConfig, tokenizer, *, block_size: int, out_dir: str | 
     }
     return TaskData(spec, examples["train"], examples["validation"], examples["test"],
                     baseline_features={f"{data.kmer}-mer": baseline}, summary=summary, loss=loss)
+
+
+def _check_output_names(names: tuple[str, ...], files: str) -> None:
+    """Refuse outputs (label columns or classes) named as a column of `dnabird predict`'s tables, which could not
+    hold them, before any training."""
+    from dnabird.prediction.predictions import ROW_COLUMNS
+
+    taken = {column for columns in ROW_COLUMNS.values() for column in columns}
+    clash = [name for name in names if name in taken]
+    if clash:
+        raise DnabirdError(f"{files}: the head's outputs {clash} (label columns or classes) are named as columns of "
+                           f"the tables `dnabird predict` writes ({', '.join(sorted(taken))}); rename them in the file")
 
 
 def _split_counts(labels: Labels, problem: str, rows: np.ndarray) -> dict:

@@ -117,6 +117,10 @@ def test_problems_are_inferred_from_the_labels_and_parsed():
     assert infer_problem(table(label=["0.5", "2", "1", "10"])) == "regression"
     assert infer_problem(table(a=["0", "1", "1", "0"], b=["1", "1", "0", "0"])) == "multilabel"
     assert infer_problem(table(a=["0", "1", "3", "0"], b=["1.5", "1", "0", "0"])) == "regression"
+    assert infer_problem(table(label=["a", "b", "1", "a"])) == "multiclass"
+    with pytest.raises(InputFormatError, match=r"t.csv, line 4: label 'high' in column 'label' is not a number, "
+                                               r"though 3 of its 4 labels are: .* data.problem=multiclass"):
+        infer_problem(table(label=["0.5", "2.25", "high", "1.5"]))
     binary = label_values(table(label=["neg", "pos", "pos", "neg"]), "binary")
     assert binary.names == ("pos",) and binary.values.tolist() == [0, 1, 1, 0]
     classes = label_values(table(label=["10", "2", "1", "2"]), "multiclass")
@@ -132,7 +136,8 @@ def test_problems_are_inferred_from_the_labels_and_parsed():
     ("sequence,label\nACGT,1\n\nACGA,\n", {}, r"t.csv, line 4: missing or empty label in column 'label'"),
     ("sequence,label\nACGT,1\n,\n", {}, r"t.csv, line 3: empty sequence"),
     ("sequence,y\nACGT,1\n", {"label_columns": ["label"]}, r"t.csv, line 1: the header names no label column 'label'"),
-    ("seq_text,label\nACGT,1\n", {}, r"t.csv, line 1: the header names neither a sequence column"),
+    ("seq_text,label\nACGT,1\n", {}, r"t.csv, line 1: the header names neither a sequence column.*; name the "
+                                     r"sequence column with data.sequence_column"),
     ("sequence,label\nACGT,1\nACXT,0\n", {}, r"t.csv, line 3: sequence holds 'X'"),
     ("chrom,start,end,label\nchr1,10,5,1\n", {}, r"t.csv, line 2: expected 0 <= start < end, got start=10, end=5"),
     ("chrom,start,end,label\nchr1,1e,5,1\n", {}, r"t.csv, line 2: start '1e' is not an integer"),

@@ -276,3 +276,13 @@ def test_a_regression_at_chance_is_a_pearson_r_within_three_standard_errors_of_z
     stuck = chance_warning([(5, {"pearson": 0.6}), (10, {"pearson": 0.25})], labels, "regression", warmup_steps=5)
     assert stuck["kind"] == "at_chance" and stuck["metrics"] == {"pearson": {"best": 0.25, "chance_up_to": 0.3}}
     assert chance_warning([(10, {"pearson": 0.35})], labels, "regression", warmup_steps=5) is None
+
+
+def test_a_warmup_as_long_as_the_run_is_refused_saying_what_to_set():
+    from dnabird.finetune.config import FinetuneConfig
+    from dnabird.train import TrainConfig
+
+    config = FinetuneConfig(pretrained="none", train=TrainConfig(warmup_steps=20, max_steps=20))
+    with pytest.raises(ParameterError, match=r"train.warmup_steps=20 is invalid: expected fewer than the run's 20 "
+                                             r"steps .*; lower it, as train.warmup_steps=2"):
+        config.check_schedule(20)

@@ -1,6 +1,8 @@
 """`classification_report` of each problem without training: fixed test scores handed in through `Scoring`, rows
 checked against scikit-learn on the same scores and on the baselines refitted here."""
 
+import re
+
 import numpy as np
 import pytest
 from sklearn import metrics as sk
@@ -100,3 +102,13 @@ def test_a_poisson_regression_is_scored_on_exp_outputs_against_the_counts(tmp_pa
     assert model["pearson"] == pytest.approx(stats.pearsonr(counts[:, 0], np.exp(outputs[:, 0]))[0])
     assert model["mse"] == pytest.approx(np.mean((counts[:, 0] - np.exp(outputs[:, 0])) ** 2))
     assert rows["feature baseline"]["pearson"] < 0.5 < model["pearson"]
+
+
+def test_table_cells_stay_apart_however_wide_or_negative():
+    rows = {"fine-tuned model": {"r2": -0.01, "mse": 37.861, "ci95": {"r2": [-1.246, 0.057], "mse": [24.579, 55.828]}},
+            "token count baseline": {"r2": 0.101, "mse": 3.7, "ci95": {"r2": [-0.518, 0.198], "mse": [1.0, 5.0]}}}
+    header, *lines = format_table({"test": {"title": "t", "rows": rows}}).splitlines()[1:]
+    assert header.split() == ["r2", "mse"]
+    assert [re.split(r"\s{2,}", line) for line in lines] == [
+        ["fine-tuned model", "-0.010 [-1.246, 0.057]", "37.861 [24.579, 55.828]"],
+        ["token count baseline", "0.101 [-0.518, 0.198]", "3.700 [1.000, 5.000]"]]

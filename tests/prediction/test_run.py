@@ -75,6 +75,7 @@ def test_sequences_from_a_fasta_one_row_each_and_a_too_long_one_listed(embedded_
     expected = [chromatin_head.both_strands(sequences[name].upper()) for name in ("s1", "s2")]
     np.testing.assert_allclose(got.values, np.array(expected), rtol=1e-5, atol=1e-6)
     assert got.unpredicted[["name", "reason"]].values.tolist() == [["long", "window exceeds eval_length"]]
+    assert "(2000 of its bases are N, a token each)" in got.unpredicted["detail"].iloc[0]
     with pytest.raises(ParameterError, match="genome"):
         predict(embedded_default.chromatin / "model", sequences=fasta, genome=embedded_default.fasta, **OPTIONS)
 

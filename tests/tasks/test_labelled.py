@@ -40,17 +40,19 @@ def test_regions_off_the_genome_are_counted_and_listed_not_dropped_silently(tmp_
 
     with Genome(embedded_default.fasta) as genome:
         length = genome.length("chr1")
-    rows = [("chr1", 1000 + 300 * i, 1100 + 300 * i, i % 2, split) for i, split in
+    rows = [("chr1", 20000 + 300 * i, 20100 + 300 * i, i % 2, split) for i, split in
             enumerate(["train"] * 8 + ["validation"] * 4 + ["test"] * 4)]
     rows += [("chrUn_x", 10, 100, 1, "train"), ("chr1", length - 50, length - 10, 0, "test")]
+    rows += [("chr1", 1000, 1100, 1, "train")]        # the fixture's chr1 opens with 10 kb of N
     pd.DataFrame(rows, columns=["chrom", "start", "end", "label", "split"]).to_csv(tmp_path / "r.csv", index=False)
     made = config(tmp_path, embedded_default, path=str(tmp_path / "r.csv"), genome=str(embedded_default.fasta),
                   window_length=200)
     data = build(made, tokenizer, block_size=BLOCK, out_dir=tmp_path / "run")
     skipped = pd.read_csv(tmp_path / "run" / "skipped.tsv", sep="\t")
     assert skipped[["reason", "chrom", "line"]].values.tolist() == [["unknown_chromosome", "chrUn_x", 18],
-                                                                    ["past_contig_end", "chr1", 19]]
-    assert data.summary["skipped"] == {"unknown_chromosome": 1, "past_contig_end": 1}
+                                                                    ["past_contig_end", "chr1", 19],
+                                                                    ["all_n_bases", "chr1", 20]]
+    assert data.summary["skipped"] == {"unknown_chromosome": 1, "past_contig_end": 1, "all_n_bases": 1}
     assert (len(data.train), len(data.validation), len(data.test)) == (8, 4, 4)
     assert data.spec.window_length == 200 and data.spec.anchor == "centre" and data.spec.problem == "binary"
     overlaps = data.summary["leakage"]["test"]["overlapping_train_region"]
@@ -79,6 +81,24 @@ def test_a_split_without_a_class_is_an_error(tmp_path, embedded_default, tokeniz
     labels = [0, 1] * 3 + [0, 1, 0] + [0, 0, 0]
     pd.DataFrame({"sequence": texts, "label": labels, "split": splits}).to_csv(tmp_path / "s.csv", index=False)
     with pytest.raises(DnabirdError, match=r"the test split holds no example of class\(es\) \['label'\]"):
+        build(config(tmp_path, embedded_default, path=str(tmp_path / "s.csv")), tokenizer, block_size=BLOCK,
+              out_dir=tmp_path / "run")
+
+
+def test_regions_without_a_genome_are_an_error_naming_the_file_and_the_key(tmp_path, embedded_default, tokenizer):
+    (tmp_path / "r.bed").write_text("chr1\t100\t200\t1\nchr1\t300\t400\t0\n")
+    with pytest.raises(DnabirdError, match=r"r.bed holds regions \(chrom, start, end\), whose bases are read from a "
+                                           r"genome: set data.genome to the FASTA"):
+        build(config(tmp_path, embedded_default, path=str(tmp_path / "r.bed")), tokenizer, block_size=BLOCK,
+              out_dir=tmp_path / "run")
+
+
+def test_outputs_named_as_a_prediction_tables_column_are_refused_before_training(tmp_path, embedded_default,
+                                                                                  tokenizer):
+    frame = pd.DataFrame({"sequence": sequences(30, 40), "length": np.linspace(0.5, 9.5, 30)})
+    frame.to_csv(tmp_path / "s.csv", index=False)
+    with pytest.raises(DnabirdError, match=r"s.csv: the head's outputs \['length'\] \(label columns or classes\) are "
+                                           r"named as columns of the tables `dnabird predict` writes \(.*\bstart\b"):
         build(config(tmp_path, embedded_default, path=str(tmp_path / "s.csv")), tokenizer, block_size=BLOCK,
               out_dir=tmp_path / "run")
 
