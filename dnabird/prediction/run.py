@@ -8,7 +8,8 @@ midpoint (start + (end − start) // 2); "tss:-U:+D", anchored at the region's 5
 "+", end − 1 on "−", whose window is the reverse complement); a head without a window reads the region
 itself. Tiles are windows of `window_length` bp every `step` bp (`inputs.tiles`). Strands follow task.json's
 strand_rule: "both" averages the window and its reverse complement (outputs averaged in the user's scale),
-"feature" reads the region's strand (a tile's: `strand`), "forward" the + strand. Windows that leave a contig
+"feature" reads the region's strand (a tile's: `strand`; a centred head reads an unstranded region on +, as
+the labelled task trains on it), "forward" the + strand. Windows that leave a contig
 are N-padded and flagged (pad_left, pad_right; n_bases counts their N), never shortened; every window is
 padded to the head's eval_length tokens, as it was fine-tuned, and one that tokenizes longer is not predicted.
 Inputs that cannot be predicted are listed with a reason (`Predictions.unpredicted`). Under torchrun each
@@ -184,6 +185,8 @@ class PredictionRun:
             start, end, strand = item.start, item.end, self.setup.strands
         else:
             strand = self.setup.strands if self.setup.strands != "feature" else item.strand
+            if strand == "." and self.setup.anchor is not None and self.setup.anchor.kind == "centre":
+                strand = "+"  # as the labelled task trains on an unstranded region
             if strand not in ("+", "-", "both"):
                 raise UnpredictableError(NO_STRAND, "the head reads each region on its own strand (task.json "
                                                     f"anchor {self.setup.anchor}); give the region's strand")

@@ -97,3 +97,23 @@ def test_a_regression_heads_outputs_come_back_in_the_users_scale(embedded_defaul
     assert not np.allclose(expected, raw)                               # the inverse changes the numbers
     np.testing.assert_allclose(got.values, expected, rtol=1e-5, atol=1e-6)
     assert got.scale == "target" and got.settings["target_transform"]["mean"] == [1.5, -0.5]
+
+
+def test_a_centred_strand_specific_head_reads_an_unstranded_region_on_plus(embedded_default, bases, tmp_path):
+    tokenizer = embedded_default.checkpoint / "dna.model"
+    vocab = read_tokenizer(embedded_default.checkpoint).vocab_size
+    model = SequenceClassifier(tiny(vocab_size=vocab, num_layers=1, dropout=0.0, attention_dropout=0.0), 1,
+                               problem="binary", seed=5)
+    task = TaskSpec(task="labelled", problem="binary", labels=["bound"], eval_length=256, window_length=300,
+                    anchor="centre", strand_rule="feature")   # a labelled head trained on stranded regions
+    directory = save_checkpoint(model, tmp_path / "stranded", tokenizer_files=(tokenizer,), task=task)
+    table = tmp_path / "regions.bed"
+    table.write_text("chr1\t130000\t130100\tplus\t0\t+\nchr1\t130000\t130100\tminus\t0\t-\n"
+                     "chr1\t130000\t130100\tnone\t0\t.\n")
+    got = predict(directory, regions=table, genome=embedded_default.fasta, **OPTIONS)
+    window = bases("chr1", 130050 - 150, 130050 + 150)
+    head = DirectHead(directory)
+    expected = [head.scaled(window)[0], head.scaled(reverse_complement(window))[0], head.scaled(window)[0]]
+    assert got.rows["name"].tolist() == ["plus", "minus", "none"] and got.unpredicted.empty
+    assert got.rows["window_strand"].tolist() == ["+", "-", "+"]
+    np.testing.assert_allclose(got.values[:, 0], expected, rtol=1e-5, atol=1e-6)
