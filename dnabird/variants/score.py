@@ -31,7 +31,6 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dnabird import __version__
 from dnabird.errors import CheckpointError, InputFormatError, ParameterError, UnscorableVariantError, reject
 from dnabird.genome.bed import Tss, read_tss
 from dnabird.genome.reference import Genome
@@ -42,9 +41,9 @@ from dnabird.progress import progress_bar
 from dnabird.train import distributed
 from dnabird.variants import marginals
 from dnabird.variants.records import Allele, Variant, read_alleles
-from dnabird.variants.scorer import SCORERS, TOO_LONG, Pending, Rows, Scorer
+from dnabird.variants.scorer import SCORERS, TOO_LONG, Pending, Rows, ScoredWindow, Scorer, Setup
 from dnabird.variants.scores import REF_MISMATCH, SKIPPED_COLUMNS, UNIT_COLUMNS, VariantScores
-from dnabird.variants.windows import AlleleWindows, anchored_windows, centred_windows, n_run_clips
+from dnabird.variants.windows import anchored_windows, centred_windows, n_run_clips
 
 METHODS = ("auto", *SCORERS)
 RC_MODES = ("average", "forward")
@@ -54,39 +53,6 @@ TOKEN_HEADROOM = 1.25  # default mlm_llr sizes allow this many times the tokens 
 INVALID_BASE = "invalid base in window"
 
 log = logging.getLogger(__name__)
-
-
-@dataclasses.dataclass(frozen=True)
-class Setup:
-    """How windows are built and scored (resolved from the arguments and the model's task)."""
-
-    method: str
-    window_bp: int
-    eval_length: int
-    anchor: Anchor
-    rc: bool  # score the reverse complement too and average
-    flank_bp: int
-    on_ref_mismatch: str
-    bp_per_token: float | None = None  # mlm_llr: the figure default sizes came from …
-    bp_per_token_source: str | None = None  # … and where it came from (`dnabird.model.bp_per_token`)
-    variants_per_pass: int = 1  # mlm_llr: variants masked in one shared pass (1: exact, one per pass)
-    pass_spacing_bp: int = 0  # mlm_llr: least bp between two masked spans of one pass
-
-    def describe(self) -> dict:
-        """The settings as plain values, for reports and output files."""
-        return {**dataclasses.asdict(self), "anchor": str(self.anchor), "rc": "average" if self.rc else "forward",
-                "dnabird": __version__}
-
-
-@dataclasses.dataclass(frozen=True)
-class ScoredWindow:
-    """One window of one allele as scored: its REF and ALT `sequences` on the strand scored first, the TSS
-    name as `feature`, and whether the genome matched the REF allele (`ref_match`)."""
-
-    allele: Allele
-    sequences: AlleleWindows
-    feature: str
-    ref_match: bool
 
 
 def resolve_setup(predictor: Predictor, *, method: str = "auto", rc: str | None = None, tss=None,

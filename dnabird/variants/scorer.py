@@ -22,21 +22,55 @@ import numpy as np
 import pandas as pd
 import torch
 
+from dnabird import __version__
 from dnabird.errors import UnscorableVariantError, reject
-from dnabird.model.task_spec import REGRESSION, TaskSpec
+from dnabird.model.task_spec import REGRESSION, Anchor, TaskSpec
 from dnabird.variants import marginals
 from dnabird.variants.mlm import MaskedSpan, masked_spans
+from dnabird.variants.records import Allele
 from dnabird.variants.windows import AlleleWindows
 
 if TYPE_CHECKING:
     from dnabird.inference.predictor import Predictor
-    from dnabird.variants.score import ScoredWindow, Setup
     from dnabird.variants.scores import VariantScores
 
 TOO_LONG = "window exceeds eval_length"
 LLR_OUTPUTS = ("llr", "llr_per_bp")
 DISTANCE_POOLING = "mean_sequence"  # REF and ALT windows may differ in token count: compare their means
 HEAD_EFFECTS = {"abs_logit_diff": "max |Δ log odds|", "abs_diff": "max |Δp|"}  # a classifier's effect kinds
+
+
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    """How windows are built and scored (resolved from the arguments and the model's task)."""
+
+    method: str
+    window_bp: int
+    eval_length: int
+    anchor: Anchor
+    rc: bool  # score the reverse complement too and average
+    flank_bp: int
+    on_ref_mismatch: str
+    bp_per_token: float | None = None  # mlm_llr: the figure default sizes came from …
+    bp_per_token_source: str | None = None  # … and where it came from (`dnabird.model.bp_per_token`)
+    variants_per_pass: int = 1  # mlm_llr: variants masked in one shared pass (1: exact, one per pass)
+    pass_spacing_bp: int = 0  # mlm_llr: least bp between two masked spans of one pass
+
+    def describe(self) -> dict:
+        """The settings as plain values, for reports and output files."""
+        return {**dataclasses.asdict(self), "anchor": str(self.anchor), "rc": "average" if self.rc else "forward",
+                "dnabird": __version__}
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoredWindow:
+    """One window of one allele as scored: its REF and ALT `sequences` on the strand scored first, the TSS
+    name as `feature`, and whether the genome matched the REF allele (`ref_match`)."""
+
+    allele: Allele
+    sequences: AlleleWindows
+    feature: str
+    ref_match: bool
 
 
 class Rows(NamedTuple):
