@@ -4,10 +4,8 @@ bytes of an uninterrupted run; an output path equal to an input is refused."""
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +16,7 @@ import pytest
 from dnabird.cli import main
 from dnabird.errors import OutputPathError
 from dnabird.prediction import predict_to_files
+from tests.stalling import kill_once_stalled
 
 ROOT = Path(__file__).resolve().parents[2]
 STANDIN = Path(__file__).with_name("predict_standin.py")
@@ -72,16 +71,7 @@ def test_sigkill_after_the_first_chunk_then_rerun_gives_the_uninterrupted_bytes(
             str(embedded_default.fasta), "--device", "cpu", "--chunk-rows", "2", "--batch-size", "2"]
     assert main(["-q", "predict", *args, "--out", str(tmp_path / "a" / "p.tsv")]) == 0
     out = tmp_path / "b" / "p.tsv"
-    marker = tmp_path / "blocked"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "BLOCKED_MARKER": str(marker)}
-    proc = subprocess.Popen([sys.executable, str(STANDIN), "-q", "predict", *args, "--out", str(out)], env=env,
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 120
-    while not marker.exists():                           # stalls once its first chunk is saved
-        assert proc.poll() is None and time.time() < deadline, proc.stderr.read().decode()[-2000:]
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_once_stalled(STANDIN, ["-q", "predict", *args, "--out", str(out)], tmp_path / "blocked")
     assert sorted(p.name for p in out.with_name("p.tsv.partial").iterdir()) == ["chunk_000000.h5", "run.json"]
     assert main(["-q", "predict", *args, "--out", str(out)]) == 0
     assert _files(out) == _files(tmp_path / "a" / "p.tsv")

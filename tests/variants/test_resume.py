@@ -2,11 +2,6 @@
 process, SIGKILL of a subprocess) rerun the same way gives byte-identical outputs to an uninterrupted run,
 equal to the whole-table writers' output; a partial run with other settings or inputs is never mixed in."""
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -19,8 +14,8 @@ from dnabird.variants import score_variants
 from dnabird.variants.resume import score_variants_to_files
 from dnabird.variants.score import ScoringSetup
 from dnabird.variants.writers import write_skipped
+from tests.stalling import kill_once_stalled
 
-ROOT = Path(__file__).resolve().parents[2]
 STANDIN = Path(__file__).with_name("score_standin.py")
 OPTIONS = {"device": "cpu", "progress": False, "batch_size": 4}
 
@@ -116,17 +111,8 @@ def test_sigkill_after_the_first_chunk_then_rerun_gives_the_uninterrupted_bytes(
             "--chunk-records", "5", "--background", "12", "--background-seed", "3", "--method", method]
     assert main(["-q", "score", *args, "--out", str(tmp_path / "a" / "s.vcf.gz")]) == 0
     out = tmp_path / "b" / "s.vcf.gz"
-    marker = tmp_path / "blocked"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "BLOCKED_MARKER": str(marker)}
-    proc = subprocess.Popen([sys.executable, str(STANDIN), "-q", "score", *args, "--out", str(out)], env=env,
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    kill_once_stalled(STANDIN, ["-q", "score", *args, "--out", str(out)], tmp_path / "blocked")
     partial = out.with_name("s.vcf.gz.partial")
-    deadline = time.time() + 120
-    while not marker.exists():                           # stalls once its first chunk is saved
-        assert proc.poll() is None and time.time() < deadline, proc.stderr.read().decode()[-2000:]
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
     assert sorted(p.name for p in partial.iterdir()) == ["background.h5", "chunk_000000.h5", "run.json"]
     assert main(["-q", "score", *args, "--out", str(out)]) == 0
     assert _files(out) == _files(tmp_path / "a" / "s.vcf.gz")
